@@ -1,0 +1,25 @@
+"""hivex_jax: the five HIVEX ecological multi-agent environments as pure JAX functions."""
+
+__version__ = "0.1.0"
+
+from hivex_jax import envs as _envs  # noqa: F401  (registers the environments)
+from hivex_jax.core import (
+    Environment,
+    check_env,
+    make,
+    register,
+    registered_envs,
+    stack_params,
+    world_key,
+)
+
+__all__ = [
+    "Environment",
+    "__version__",
+    "check_env",
+    "make",
+    "register",
+    "registered_envs",
+    "stack_params",
+    "world_key",
+]

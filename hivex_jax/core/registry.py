@@ -1,0 +1,108 @@
+"""Versioned environment registry: `register(id, entry_point, **defaults)` and `make(id, **overrides)`."""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import importlib
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+_ID_PATTERN = re.compile(r"^[A-Za-z][A-Za-z0-9]*-v\d+$")
+
+
+@dataclass(frozen=True)
+class EnvSpec:
+    """A registered environment: id, a factory (or "module:attr" string) and default kwargs."""
+
+    id: str
+    entry_point: Callable[..., Any] | str
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    description: str = ""
+
+    def factory(self) -> Callable[..., Any]:
+        if callable(self.entry_point):
+            return self.entry_point
+        module, attr = self.entry_point.split(":")
+        return getattr(importlib.import_module(module), attr)
+
+
+_REGISTRY: dict[str, EnvSpec] = {}
+
+
+def register(id: str, entry_point: Callable[..., Any] | str, description: str = "", **kwargs: Any) -> None:
+    """Register an environment under a versioned id like `WindFarmControl-v0`."""
+    if not _ID_PATTERN.match(id):
+        raise ValueError(f"environment id {id!r} must look like 'Name-v0'")
+    if id in _REGISTRY:
+        raise ValueError(f"environment id {id!r} is already registered")
+    _REGISTRY[id] = EnvSpec(id, entry_point, dict(kwargs), description)
+
+
+def registered_envs() -> tuple[str, ...]:
+    """All registered ids, sorted."""
+    return tuple(sorted(_REGISTRY))
+
+
+def spec(id: str) -> EnvSpec:
+    """The `EnvSpec` for `id`; unknown ids get the closest registered names."""
+    if id not in _REGISTRY:
+        close = difflib.get_close_matches(id, list(_REGISTRY), n=3, cutoff=0.4)
+        hint = f" Did you mean: {', '.join(close)}?" if close else ""
+        raise KeyError(f"unknown environment id {id!r}.{hint} Registered: {', '.join(registered_envs())}")
+    return _REGISTRY[id]
+
+
+def make(id: str, **overrides: Any) -> tuple[Any, Any]:
+    """Build `(env, params)`.
+
+    Keyword arguments that the environment's constructor takes (static options such as
+    `num_agents`) build the env; those naming `EnvParams` fields (dynamic options such as `task`
+    or `pattern`) override the default params. Anything else is an error naming the options.
+    """
+    s = spec(id)
+    factory = s.factory()
+    ctor_names = set(getattr(factory, "static_options", ()))
+    static = {k: v for k, v in overrides.items() if k in ctor_names}
+    dynamic = {k: v for k, v in overrides.items() if k not in ctor_names}
+    env = factory(**{**s.kwargs, **static})
+    params = env.default_params()
+    if dynamic:
+        param_names = {f.name for f in dataclasses.fields(params)}
+        unknown = sorted(set(dynamic) - param_names)
+        if unknown:
+            options = sorted(ctor_names | param_names)
+            close = {u: difflib.get_close_matches(u, options, n=2) for u in unknown}
+            raise TypeError(
+                f"{id}: unknown option(s) {unknown}"
+                + "".join(f" ({u!r}: did you mean {c}?)" for u, c in close.items() if c)
+                + f". Static options: {sorted(ctor_names)}; EnvParams fields: {sorted(param_names)}"
+            )
+        cast = {}
+        for k, v in dynamic.items():
+            old = getattr(params, k)
+            cast[k] = jnp.asarray(v, dtype=jnp.result_type(old)) if hasattr(old, "dtype") else v
+        if "task" in cast:
+            env.variant_params(params, task=int(cast["task"]))  # validates the id
+        if env.level_field in cast:
+            env.variant_params(params, level=int(cast[env.level_field]))
+        params = params.replace(**cast)
+    return env, params
+
+
+def world_key(seed: int | jax.Array) -> jax.Array:
+    """The PRNG key of world `seed`: the same integer gives the same world on every machine and batch.
+
+    Works with a traced integer too (used by `WorldPool`).
+    """
+    return jax.random.PRNGKey(jnp.asarray(seed, jnp.uint32))
+
+
+def stack_params(params_list: list[Any]) -> Any:
+    """Stack a list of `EnvParams` into one batched `EnvParams` (leading batch axis) for `vmap`."""
+    return jax.tree.map(lambda *xs: jnp.stack([jnp.asarray(x) for x in xs]), *params_list)

@@ -1,0 +1,43 @@
+"""Wind Farm Control dynamics: the wind model and turbine yaw control."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from hivex_jax.envs.wind_farm_control.params import WindFarmParams
+from hivex_jax.procgen.fields import FourierField
+
+NOOP, ROTATE_LEFT, ROTATE_RIGHT = 0, 1, 2
+
+
+def wind_angle(
+    main_angle: jax.Array,
+    swing_phase: jax.Array,
+    noise: FourierField,
+    points: jax.Array,
+    t: jax.Array,
+    params: WindFarmParams,
+) -> jax.Array:
+    """Direction the wind blows towards (rad, counter-clockwise from +x) at `points` f32[..., 2].
+
+    Main direction + a slow sinusoidal swing of the whole farm's wind + a smooth space-time noise
+    field (std `wind_noise_degrees`), so that turbines at different places see different wind.
+    """
+    swing = jnp.deg2rad(params.main_wind_swing_degrees) * jnp.sin(
+        2 * jnp.pi * t / params.main_wind_swing_period + swing_phase
+    )
+    local = jnp.deg2rad(params.wind_noise_degrees) * noise(points, t)
+    return main_angle + swing + local
+
+
+def rotate(facing_angle: jax.Array, yaw_action: jax.Array, params: WindFarmParams) -> jax.Array:
+    """Apply the yaw action (0 no-op, 1 rotate left = counter-clockwise, 2 rotate right)."""
+    direction = jnp.where(yaw_action == ROTATE_LEFT, 1.0, jnp.where(yaw_action == ROTATE_RIGHT, -1.0, 0.0))
+    new = facing_angle + direction * jnp.deg2rad(params.rotation_step_degrees)
+    return jnp.mod(new + jnp.pi, 2 * jnp.pi) - jnp.pi
+
+
+def unit(angle: jax.Array) -> jax.Array:
+    """Unit vectors f32[..., 2] (x, z) for angles in radians."""
+    return jnp.stack([jnp.cos(angle), jnp.sin(angle)], axis=-1)

@@ -1,0 +1,163 @@
+"""WindFarmControl-v0: turbines yaw into a spatially and temporally varying wind (reference §2.1)."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import jax
+import jax.numpy as jnp
+from flax import struct
+
+from hivex_jax.core import spaces
+from hivex_jax.core.environment import Environment, EnvState, StepOutput
+from hivex_jax.envs.wind_farm_control import generator, render, rewards
+from hivex_jax.envs.wind_farm_control.dynamics import rotate, wind_angle
+from hivex_jax.envs.wind_farm_control.observations import LAYOUT, VECTOR_SIZE, observe
+from hivex_jax.envs.wind_farm_control.params import (
+    DEFAULT_NUM_AGENTS,
+    PATTERN_NAMES,
+    REWARD_TERM_NAMES,
+    SUPPORTED_AGENT_COUNTS,
+    TASK_NAMES,
+    WindFarmParams,
+)
+from hivex_jax.procgen.fields import FourierField
+
+
+@struct.dataclass
+class WindFarmState(EnvState):
+    positions: jax.Array  # f32[A, 2], metres
+    facing_angle: jax.Array  # f32[A], rad, direction the rotor faces
+    performance: jax.Array  # f32[A], persistent P of eq. 1-4
+    local_wind_angle: jax.Array  # f32[A], rad, wind at each turbine at the current step
+    main_wind_angle: jax.Array  # f32[], rad
+    swing_phase: jax.Array  # f32[]
+    wind_noise: FourierField
+
+
+class WindFarmControl(Environment):
+    """Wind Farm Control. Static options: `num_agents` (1, 2, 4, 8, 12, 16), `render_size`."""
+
+    env_id = "WindFarmControl-v0"
+    reward_term_names = REWARD_TERM_NAMES
+    task_ids = tuple(range(len(TASK_NAMES)))
+    task_names = TASK_NAMES
+    level_field = "pattern"
+    level_values = tuple(range(len(PATTERN_NAMES)))
+    params_type = WindFarmParams
+    static_options: ClassVar[tuple[str, ...]] = ("num_agents", "render_size")
+    discrete_branches = (3,)
+
+    def __init__(self, num_agents: int = DEFAULT_NUM_AGENTS, render_size: int = 128):
+        if num_agents not in SUPPORTED_AGENT_COUNTS:
+            raise ValueError(
+                f"WindFarmControl-v0: num_agents must be one of {SUPPORTED_AGENT_COUNTS} "
+                f"(HIVEX's scalability counts); got {num_agents}"
+            )
+        self.num_agents = num_agents
+        self.render_size = render_size
+        self._unit_layouts = jnp.asarray(generator.pattern_table(num_agents))
+
+    def default_params(self) -> WindFarmParams:
+        return WindFarmParams()
+
+    # ----------------------------------------------------------------------------------- spaces
+    def observation_space(self, params: WindFarmParams | None = None) -> spaces.Dict:
+        return spaces.Dict({"vector": spaces.Box(-2.0, 2.0, (self.num_agents, VECTOR_SIZE), jnp.float32)})
+
+    def observation_layout(self) -> dict[str, slice]:
+        return dict(LAYOUT)
+
+    # --------------------------------------------------------------------------------- dynamics
+    def reset_env(self, key: jax.Array, params: WindFarmParams):
+        k_layout, k_wind, k_facing = jax.random.split(key, 3)
+        positions = generator.turbine_positions(k_layout, self._unit_layouts, params)
+        main, phase, noise = generator.draw_wind(k_wind, params)
+        facing = jax.random.uniform(k_facing, (self.num_agents,), minval=-jnp.pi, maxval=jnp.pi)
+        t0 = jnp.int32(0)
+        local = wind_angle(main, phase, noise, positions, t0.astype(jnp.float32), params)
+        state = WindFarmState(
+            step=t0,
+            alive=jnp.ones(self.num_agents, bool),
+            positions=positions,
+            facing_angle=facing,
+            performance=jnp.zeros(self.num_agents, jnp.float32),
+            local_wind_angle=local,
+            main_wind_angle=main,
+            swing_phase=phase,
+            wind_noise=noise,
+        )
+        return observe(positions, facing, local, params), state
+
+    def step_env(self, key, state: WindFarmState, action, params: WindFarmParams) -> StepOutput:
+        facing = rotate(state.facing_angle, action["discrete"][:, 0], params)
+        # Rewards use the wind the turbine observed when it acted, so they follow from (obs, action).
+        misalign = rewards.misalignment(facing, state.local_wind_angle)
+        w = rewards.wind_power_fraction(rewards.alignment_theta(misalign, params))
+        performance = rewards.update_performance(state.performance, w, params)
+        raw_terms = jnp.stack(
+            [
+                rewards.generate_energy_reward(performance),
+                rewards.avoid_damage_reward(facing, state.local_wind_angle),
+            ],
+            axis=-1,
+        )
+        weights = params.task_weights[params.task]
+        terms = raw_terms * weights
+        t = state.step + 1
+        local = wind_angle(
+            state.main_wind_angle,
+            state.swing_phase,
+            state.wind_noise,
+            state.positions,
+            t.astype(jnp.float32),
+            params,
+        )
+        new_state = state.replace(
+            step=t, facing_angle=facing, performance=performance, local_wind_angle=local
+        )
+        info = {
+            "reward_terms": terms,
+            "raw_reward_terms": raw_terms,
+            "stats": {
+                # HIVEX's logged statistics (task weight applied, as in the reference logs).
+                "individual_performance": terms[:, 0],
+                "avoid_damage_reward": terms[:, 1],
+                "misalignment_degrees": jnp.rad2deg(misalign),
+            },
+        }
+        return StepOutput(
+            obs=observe(state.positions, facing, local, params),
+            state=new_state,
+            reward=jnp.sum(terms, axis=-1),
+            terminated=jnp.zeros(self.num_agents, bool),  # Wind Farm Control never ends early
+            info=info,
+        )
+
+    # ----------------------------------------------------------------------------------- extras
+    def global_state(self, state: WindFarmState, params: WindFarmParams) -> jax.Array:
+        """f32[A*6 + A + 1]: every turbine's observation, their performance states, time left."""
+        obs = observe(state.positions, state.facing_angle, state.local_wind_angle, params)
+        time_left = 1.0 - state.step.astype(jnp.float32) / params.max_steps
+        return jnp.concatenate([obs["vector"].reshape(-1), state.performance, time_left[None]]).astype(
+            jnp.float32
+        )
+
+    def render(self, state: WindFarmState, params: WindFarmParams) -> jax.Array:
+        return render.render_farm(state, params, self.render_size)
+
+
+def scripted_policy(obs: dict[str, jax.Array], params: WindFarmParams) -> dict[str, jax.Array]:
+    """ "Turn into the wind": rotate towards the wind's source unless within half a rotation step."""
+    facing = obs["vector"][:, LAYOUT["facing"]]
+    wind = obs["vector"][:, LAYOUT["wind_direction"]]
+    target = -wind  # face where the wind comes from
+    cross = facing[:, 0] * target[:, 1] - facing[:, 1] * target[:, 0]  # > 0: target is to the left
+    dot = jnp.sum(facing * target, axis=-1)
+    error = jnp.arctan2(cross, dot)
+    half_step = jnp.deg2rad(params.rotation_step_degrees) / 2
+    yaw = jnp.where(error > half_step, 1, jnp.where(error < -half_step, 2, 0)).astype(jnp.int32)
+    return {
+        "continuous": jnp.zeros((facing.shape[0], 0), jnp.float32),
+        "discrete": yaw[:, None],
+    }

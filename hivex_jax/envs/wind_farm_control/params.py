@@ -1,0 +1,65 @@
+"""Wind Farm Control: static options, `EnvParams` and the task-weight table (reference §2.1)."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+from flax import struct
+
+#: HIVEX scalability counts (reference §2.1); the default is 8 turbines.
+SUPPORTED_AGENT_COUNTS = (1, 2, 4, 8, 12, 16)
+DEFAULT_NUM_AGENTS = 8
+
+PATTERN_NAMES = (
+    "Default",
+    "Grid",
+    "Chain",
+    "Circle",
+    "Square",
+    "Cross",
+    "Two Rows",
+    "Field",
+    "Random",
+)
+TASK_NAMES = ("Generate Energy", "Avoid Damage")
+REWARD_TERM_NAMES = ("generate_energy", "avoid_damage")
+
+#: Paper Table 8: rows = task (0 Generate Energy, 1 Avoid Damage), columns = reward terms.
+TASK_WEIGHTS = ((1.0, 0.0), (0.0, 1.0))
+
+#: How theta in eq. 1 is read (reference contradiction 18).
+THETA_COSINE = 0  # theta = cos(misalignment): W > 0 below 60 degrees (default)
+THETA_LINEAR = 1  # theta = 1 - misalignment / 90 degrees: W > 0 below 45 degrees
+
+
+@struct.dataclass
+class WindFarmParams:
+    """Dynamic parameters: one compiled `step` serves any mix of these under `vmap`.
+
+    Every value the reference marks NOT FOUND or inferred is a field with a documented default
+    (see docs/envs/wind_farm_control.md).
+    """
+
+    task: jax.Array = struct.field(default_factory=lambda: jnp.int32(0))
+    pattern: jax.Array = struct.field(default_factory=lambda: jnp.int32(0))
+    task_weights: jax.Array = struct.field(default_factory=lambda: jnp.asarray(TASK_WEIGHTS, jnp.float32))
+    max_steps: jax.Array = struct.field(default_factory=lambda: jnp.int32(5000))
+    # --- turbine control (NOT FOUND; inferred from the MADDPG notebook trace, reference §2.1)
+    rotation_step_degrees: jax.Array = struct.field(default_factory=lambda: jnp.float32(2.4))
+    # --- performance state, eq. 1-4: P <- P - drag * P + acceleration * W
+    motor_acceleration: jax.Array = struct.field(default_factory=lambda: jnp.float32(0.1))
+    drag_coefficient: jax.Array = struct.field(default_factory=lambda: jnp.float32(0.1))
+    performance_updates_per_step: jax.Array = struct.field(default_factory=lambda: jnp.int32(1))
+    theta_mode: jax.Array = struct.field(default_factory=lambda: jnp.int32(THETA_COSINE))
+    # --- layout (designed; coordinates are not published)
+    turbine_spacing: jax.Array = struct.field(default_factory=lambda: jnp.float32(100.0))
+    farm_half_extent: jax.Array = struct.field(default_factory=lambda: jnp.float32(1000.0))
+    field_jitter: jax.Array = struct.field(default_factory=lambda: jnp.float32(0.3))
+    # --- wind model (designed): main direction + slow swing + smooth space-time noise
+    main_wind_direction_degrees: jax.Array = struct.field(default_factory=lambda: jnp.float32(0.0))
+    main_wind_direction_range_degrees: jax.Array = struct.field(default_factory=lambda: jnp.float32(360.0))
+    main_wind_swing_degrees: jax.Array = struct.field(default_factory=lambda: jnp.float32(30.0))
+    main_wind_swing_period: jax.Array = struct.field(default_factory=lambda: jnp.float32(2500.0))
+    wind_noise_degrees: jax.Array = struct.field(default_factory=lambda: jnp.float32(20.0))
+    wind_noise_length_scale: jax.Array = struct.field(default_factory=lambda: jnp.float32(500.0))
+    wind_noise_time_scale: jax.Array = struct.field(default_factory=lambda: jnp.float32(400.0))

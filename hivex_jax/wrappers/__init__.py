@@ -1,0 +1,17 @@
+"""Wrappers: auto-reset, episode statistics, frame stacking, world-seed pools."""
+
+from hivex_jax.wrappers.autoreset import AutoReset
+from hivex_jax.wrappers.base import WrappedState, Wrapper
+from hivex_jax.wrappers.episode_stats import EpisodeStatistics
+from hivex_jax.wrappers.frame_stack import FrameStack
+from hivex_jax.wrappers.world_pool import WorldPool, seed_range
+
+__all__ = [
+    "AutoReset",
+    "EpisodeStatistics",
+    "FrameStack",
+    "WorldPool",
+    "Wrapper",
+    "WrappedState",
+    "seed_range",
+]

@@ -1,0 +1,7 @@
+"""Test configuration. PJRT_NPROC=1 must be set before jax is imported: jaxlib 0.10.x deadlocks on a
+2-core CPU when two batched LAPACK calls (e.g. flax's orthogonal init under vmap) run at once."""
+
+import os
+
+os.environ.setdefault("PJRT_NPROC", "1")
+os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
