@@ -1,0 +1,260 @@
+"""`hivex bench`: random-action throughput over a sweep of batch sizes, optionally beside a peer.
+
+Each measurement runs `steps` environment steps for `batch` worlds inside one `jax.lax.scan` under one
+`jit` (auto-reset on, observations consumed so XLA cannot drop them). Compile time is reported apart
+from run time; the run is repeated and the median taken; `block_until_ready` ends every timing.
+`--peer` measures JaxMARL's MPE_simple_spread_v3 the same way in the same process, so the ratio is
+taken side by side on the same machine state.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import platform
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+PEER_ID = "MPE_simple_spread_v3"
+
+
+def _consume(obs: Any) -> Any:
+    """A scalar that depends on every observation leaf (keeps them alive through XLA's DCE)."""
+    import jax
+    import jax.numpy as jnp
+
+    return sum(jnp.sum(leaf.astype(jnp.float32)) for leaf in jax.tree.leaves(obs))
+
+
+def hivex_runner(env_id: str, batch: int, steps: int, autoreset: bool = True, **overrides: Any):
+    """(init_fn, run_fn, num_agents): `run_fn(carry)` advances `batch` worlds `steps` steps."""
+    import jax
+    import jax.numpy as jnp
+
+    import hivex_jax
+    from hivex_jax.wrappers import AutoReset
+
+    env, params = hivex_jax.make(env_id, **overrides)
+    if autoreset:
+        env = AutoReset(env)
+    space = env.action_space(params)
+
+    def init(key):
+        keys = jax.random.split(key, batch)
+        _, state = jax.vmap(env.reset, in_axes=(0, None))(keys, params)
+        return state, key, jnp.float32(0.0)
+
+    def run(carry):
+        def body(c, _):
+            state, key, acc = c
+            key, k_act, k_step = jax.random.split(key, 3)
+            actions = jax.vmap(space.sample)(jax.random.split(k_act, batch))
+            obs, state, reward, *_ = jax.vmap(env.step, in_axes=(0, 0, 0, None))(
+                jax.random.split(k_step, batch), state, actions, params
+            )
+            return (state, key, acc + _consume(obs) * 1e-9 + jnp.sum(reward)), None
+
+        carry, _ = jax.lax.scan(body, carry, None, length=steps)
+        return carry
+
+    return init, run, env.num_agents
+
+
+def peer_runner(batch: int, steps: int):
+    """The same measurement for JaxMARL's MPE_simple_spread_v3 (its `step` auto-resets)."""
+    import jax
+    import jax.numpy as jnp
+    import jaxmarl
+
+    env = jaxmarl.make(PEER_ID)
+    agents = env.agents
+
+    def init(key):
+        keys = jax.random.split(key, batch)
+        _, state = jax.vmap(env.reset)(keys)
+        return state, key, jnp.float32(0.0)
+
+    def run(carry):
+        def body(c, _):
+            state, key, acc = c
+            key, k_act, k_step = jax.random.split(key, 3)
+            act_keys = jax.random.split(k_act, len(agents))
+            actions = {
+                a: jax.vmap(env.action_space(a).sample)(jax.random.split(k, batch))
+                for a, k in zip(agents, act_keys, strict=True)
+            }
+            obs, state, reward, dones, _ = jax.vmap(env.step)(jax.random.split(k_step, batch), state, actions)
+            total = sum(jnp.sum(r) for r in reward.values())
+            return (state, key, acc + _consume(obs) * 1e-9 + total), None
+
+        carry, _ = jax.lax.scan(body, carry, None, length=steps)
+        return carry
+
+    return init, run, env.num_agents
+
+
+def measure(
+    make_runner: Callable[[], tuple[Callable, Callable, int]], batch: int, steps: int, repeats: int
+) -> dict:
+    """Compile once, run `repeats` times; return compile time, median run time and steps/s."""
+    import jax
+
+    init, run, num_agents = make_runner()
+    carry = jax.jit(init)(jax.random.PRNGKey(0))
+    jax.block_until_ready(carry)
+    t0 = time.perf_counter()
+    compiled = jax.jit(run, donate_argnums=0).lower(carry).compile()
+    compile_s = time.perf_counter() - t0
+    carry = jax.block_until_ready(compiled(carry))  # warm-up
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        carry = jax.block_until_ready(compiled(carry))
+        times.append(time.perf_counter() - t0)
+    median = statistics.median(times)
+    env_sps = batch * steps / median
+    return {
+        "batch": batch,
+        "steps": steps,
+        "compile_s": compile_s,
+        "run_s_median": median,
+        "run_s_all": times,
+        "env_steps_per_s": env_sps,
+        "agent_steps_per_s": env_sps * num_agents,
+        "num_agents": num_agents,
+    }
+
+
+def _parse(argv: list[str]) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="hivex bench", description=__doc__.splitlines()[0])
+    p.add_argument("--env", default="WindFarmControl-v0", help="registered environment id")
+    p.add_argument(
+        "--batch-sizes",
+        default=None,
+        help="comma-separated world counts (default: 1,64,1024,4096 on CPU; up to 262144 on GPU)",
+    )
+    p.add_argument("--steps", type=int, default=128, help="steps per scan (default 128)")
+    p.add_argument("--repeats", type=int, default=5, help="timed repeats; the median is reported")
+    p.add_argument("--peer", action="store_true", help=f"also measure JaxMARL {PEER_ID}")
+    p.add_argument("--no-autoreset", action="store_true", help="measure bare step (no AutoReset)")
+    p.add_argument("--json", default=None, help="write results here (default bench_results/<env>.json)")
+    p.add_argument("--train", default=None, metavar="CONFIG", help="also measure end-to-end training")
+    p.add_argument("--train-updates", type=int, default=4, help="updates timed for --train")
+    p.add_argument("overrides", nargs="*", help="env options as key=value (e.g. task=1 pattern=3)")
+    return p.parse_args(argv)
+
+
+def _value(text: str) -> Any:
+    for cast in (int, float):
+        try:
+            return cast(text)
+        except ValueError:
+            pass
+    return text
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of `hivex bench`."""
+    args = _parse(list(sys.argv[1:] if argv is None else argv))
+    import jax
+
+    import hivex_jax
+
+    if args.env not in hivex_jax.registered_envs():
+        hivex_jax.make(args.env)  # raises with the closest names
+    overrides = {}
+    for item in args.overrides:
+        if "=" not in item:
+            print(f"hivex bench: expected key=value, got {item!r}", file=sys.stderr)
+            return 2
+        k, v = item.split("=", 1)
+        overrides[k] = _value(v)
+    backend = jax.default_backend()
+    if args.batch_sizes:
+        sizes = [int(s) for s in args.batch_sizes.split(",")]
+    elif backend == "cpu":
+        sizes = [1, 64, 1024, 4096]
+    else:
+        sizes = [1, 64, 1024, 16384, 65536, 262144]
+    if args.peer:
+        try:
+            import jaxmarl  # noqa: F401
+        except ImportError:
+            print("hivex bench --peer needs jaxmarl: pip install -e '.[bench]'", file=sys.stderr)
+            return 2
+
+    device = jax.devices()[0]
+    header = f"{'env':24s} {'batch':>7s} {'compile s':>9s} {'env-steps/s':>12s} {'agent-steps/s':>14s}" + (
+        "  ratio to MPE (agent)" if args.peer else ""
+    )
+    print(f"device: {device.device_kind} ({backend}), jax {jax.__version__}, steps/scan {args.steps}")
+    print(header)
+    rows = []
+    for batch in sizes:
+        try:
+            ours = measure(
+                lambda b=batch: hivex_runner(args.env, b, args.steps, not args.no_autoreset, **overrides),
+                batch,
+                args.steps,
+                args.repeats,
+            )
+        except Exception as exc:  # out of memory: stop the sweep here
+            print(f"{args.env:24s} {batch:7d}  failed: {type(exc).__name__}: {str(exc)[:120]}")
+            break
+        row = {"env": args.env, **ours}
+        line = (
+            f"{args.env[:24]:24s} {batch:7d} {ours['compile_s']:9.2f} "
+            f"{ours['env_steps_per_s']:12.4g} {ours['agent_steps_per_s']:14.4g}"
+        )
+        if args.peer:
+            peer = measure(lambda b=batch: peer_runner(b, args.steps), batch, args.steps, args.repeats)
+            row["peer"] = {"env": PEER_ID, **peer}
+            row["ratio_env_steps"] = ours["env_steps_per_s"] / peer["env_steps_per_s"]
+            row["ratio_agent_steps"] = ours["agent_steps_per_s"] / peer["agent_steps_per_s"]
+            line += f"  {row['ratio_agent_steps']:.2f}x"
+            print(line)
+            print(
+                f"{PEER_ID[:24]:24s} {batch:7d} {peer['compile_s']:9.2f} "
+                f"{peer['env_steps_per_s']:12.4g} {peer['agent_steps_per_s']:14.4g}"
+            )
+        else:
+            print(line)
+        rows.append(row)
+
+    result: dict[str, Any] = {
+        "env": args.env,
+        "overrides": overrides,
+        "autoreset": not args.no_autoreset,
+        "device": device.device_kind,
+        "backend": backend,
+        "jax_version": jax.__version__,
+        "hivex_jax_version": hivex_jax.__version__,
+        "python": platform.python_version(),
+        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "results": rows,
+    }
+    if args.train:
+        try:
+            from baselines.bench import train_throughput
+        except ImportError as exc:
+            print(f"hivex bench --train: trainer not available ({exc})", file=sys.stderr)
+            return 2
+        train = train_throughput(args.train, [], args.train_updates)
+        result["train"] = train
+        print(
+            f"training ({args.train}): {train['env_steps_per_s']:.4g} env-steps/s, "
+            f"{train['agent_steps_per_s']:.4g} agent-steps/s including learning "
+            f"(compile {train['compile_s']:.1f} s, {train['num_envs']} envs x {train['num_seeds']} seeds)"
+        )
+    path = args.json or f"bench_results/{args.env}.json"
+    import os
+
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    with open(path, "w") as f:
+        json.dump(result, f, indent=2)
+    print(f"wrote {path}")
+    return 0

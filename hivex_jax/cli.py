@@ -1,0 +1,69 @@
+"""`hivex` command line: train | evaluate | sweep | bench | render | list.
+
+Sub-commands import their modules lazily so `hivex list` stays fast. On CPU, PJRT_NPROC=1 is set before
+jax is imported (jaxlib 0.10.x deadlocks on 2-core CPUs when two batched LAPACK calls run at once).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+USAGE = """usage: hivex <command> [options]
+
+commands:
+  train      train IPPO/MAPPO (default: IPPO on WindFarmControl-v0); see `hivex train --help`
+  evaluate   evaluate a saved run on held-out worlds; see `hivex evaluate --help`
+  sweep      seed-sweep generalisation study; see `hivex sweep --help`
+  bench      random-action (and training) throughput; see `hivex bench --help`
+  render     write a GIF of an episode; see `hivex render --help`
+  list       list the registered environments
+"""
+
+
+def _prepare_jax() -> None:
+    os.environ.setdefault("PJRT_NPROC", "1")
+
+
+def _list(argv: list[str]) -> int:
+    import hivex_jax
+    from hivex_jax.core.registry import spec
+
+    print(f"{'id':34s} {'agents':>6s} {'tasks':>5s}  description")
+    for env_id in hivex_jax.registered_envs():
+        env, _ = hivex_jax.make(env_id)
+        print(f"{env_id:34s} {env.num_agents:6d} {len(env.task_ids):5d}  {spec(env_id).description}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the `hivex` console script and `python -m hivex_jax`."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help", "help"):
+        print(USAGE)
+        return 0
+    command, rest = argv[0], argv[1:]
+    _prepare_jax()
+    if command == "list":
+        return _list(rest)
+    if command == "bench":
+        from hivex_jax.bench import main as bench_main
+
+        return bench_main(rest)
+    if command == "render":
+        from hivex_jax.eval.render import main as render_main
+
+        return render_main(rest)
+    if command in ("train", "evaluate", "sweep"):
+        try:
+            from baselines import cli as baselines_cli
+        except ImportError as exc:  # pragma: no cover - only before the trainer exists
+            print(f"hivex {command}: the trainer is not available ({exc})", file=sys.stderr)
+            return 2
+        return getattr(baselines_cli, f"{command}_main")(rest)
+    print(f"hivex: unknown command {command!r}\n\n{USAGE}", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

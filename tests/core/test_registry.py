@@ -1,0 +1,53 @@
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import hivex_jax
+from hivex_jax.core import registry
+
+
+def test_list_has_wind_farm():
+    assert "WindFarmControl-v0" in hivex_jax.registered_envs()
+
+
+def test_unknown_id_suggests_closest():
+    with pytest.raises(KeyError, match="Did you mean: WindFarmControl-v0"):
+        hivex_jax.make("WindFarmControll-v0")
+
+
+def test_duplicate_and_malformed_ids_rejected():
+    with pytest.raises(ValueError, match="already registered"):
+        hivex_jax.register("WindFarmControl-v0", "hivex_jax.envs.wind_farm_control:WindFarmControl")
+    with pytest.raises(ValueError, match="must look like"):
+        hivex_jax.register("wind farm", "x:y")
+
+
+def test_make_splits_static_and_dynamic_overrides():
+    env, params = hivex_jax.make("WindFarmControl-v0", num_agents=16, task=1, pattern=3)
+    assert env.num_agents == 16
+    assert int(params.task) == 1 and int(params.pattern) == 3
+    assert params.task.dtype == jnp.int32
+
+
+def test_make_rejects_unknown_option_and_bad_values():
+    with pytest.raises(TypeError, match="did you mean"):
+        hivex_jax.make("WindFarmControl-v0", patern=3)
+    with pytest.raises(ValueError, match="unknown pattern 9"):
+        hivex_jax.make("WindFarmControl-v0", pattern=9)
+    with pytest.raises(ValueError, match="num_agents must be one of"):
+        hivex_jax.make("WindFarmControl-v0", num_agents=5)
+
+
+def test_world_key_is_stable_and_traceable():
+    k = hivex_jax.world_key(6000)
+    assert np.array_equal(np.asarray(k), np.asarray(jax.random.PRNGKey(6000)))
+    traced = jax.jit(registry.world_key)(jnp.uint32(6000))
+    assert np.array_equal(np.asarray(k), np.asarray(traced))
+    assert not np.array_equal(np.asarray(k), np.asarray(hivex_jax.world_key(6001)))
+
+
+def test_stack_params_gives_leading_batch_axis():
+    env, params = hivex_jax.make("WindFarmControl-v0")
+    batch = hivex_jax.stack_params([env.variant_params(params, task=t) for t in (0, 1, 1)])
+    assert batch.task.shape == (3,) and batch.task_weights.shape == (3, 2, 2)
