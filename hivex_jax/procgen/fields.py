@@ -23,9 +23,17 @@ class FourierField:
 
     def __call__(self, points: jax.Array, t: jax.Array | float = 0.0) -> jax.Array:
         """Field value at `points` f32[..., 2] and time `t` (steps); returns f32[...]."""
-        arg = points @ self.wave_vectors.T + self.angular_speeds * t + self.phases
+        return self.from_spatial_phase(self.spatial_phase(points), t)
+
+    def spatial_phase(self, points: jax.Array) -> jax.Array:
+        """f32[..., K] per-wave phases at fixed `points` f32[..., 2]: compute once for points that never
+        move (e.g. at reset), then `from_spatial_phase` costs K sines per point and step."""
+        return points @ self.wave_vectors.T + self.phases
+
+    def from_spatial_phase(self, spatial_phase: jax.Array, t: jax.Array | float) -> jax.Array:
+        """Field value f32[...] at time `t` from precomputed `spatial_phase` f32[..., K]."""
         k = self.phases.shape[0]
-        return jnp.sqrt(2.0 / k) * jnp.sum(jnp.sin(arg), axis=-1)
+        return jnp.sqrt(2.0 / k) * jnp.sum(jnp.sin(spatial_phase + self.angular_speeds * t), axis=-1)
 
 
 def fourier_field(

@@ -18,16 +18,21 @@ def wind_angle(
     points: jax.Array,
     t: jax.Array,
     params: WindFarmParams,
+    spatial_phase: jax.Array | None = None,
 ) -> jax.Array:
     """Direction the wind blows towards (rad, counter-clockwise from +x) at `points` f32[..., 2].
 
     Main direction + a slow sinusoidal swing of the whole farm's wind + a smooth space-time noise
     field (std `wind_noise_degrees`), so that turbines at different places see different wind.
+    `spatial_phase` (from `noise.spatial_phase(points)`, computed at reset for the fixed turbines)
+    skips the per-step projection of the points onto the waves.
     """
     swing = jnp.deg2rad(params.main_wind_swing_degrees) * jnp.sin(
         2 * jnp.pi * t / params.main_wind_swing_period + swing_phase
     )
-    local = jnp.deg2rad(params.wind_noise_degrees) * noise(points, t)
+    if spatial_phase is None:
+        spatial_phase = noise.spatial_phase(points)
+    local = jnp.deg2rad(params.wind_noise_degrees) * noise.from_spatial_phase(spatial_phase, t)
     return main_angle + swing + local
 
 

@@ -33,6 +33,7 @@ class WindFarmState(EnvState):
     main_wind_angle: jax.Array  # f32[], rad
     swing_phase: jax.Array  # f32[]
     wind_noise: FourierField
+    turbine_wave_phase: jax.Array  # f32[A, K], the noise waves' phases at each (fixed) turbine
 
 
 class WindFarmControl(Environment):
@@ -75,7 +76,8 @@ class WindFarmControl(Environment):
         main, phase, noise = generator.draw_wind(k_wind, params)
         facing = jax.random.uniform(k_facing, (self.num_agents,), minval=-jnp.pi, maxval=jnp.pi)
         t0 = jnp.int32(0)
-        local = wind_angle(main, phase, noise, positions, t0.astype(jnp.float32), params)
+        wave_phase = noise.spatial_phase(positions)  # turbines never move: project once per episode
+        local = wind_angle(main, phase, noise, positions, t0.astype(jnp.float32), params, wave_phase)
         state = WindFarmState(
             step=t0,
             alive=jnp.ones(self.num_agents, bool),
@@ -86,6 +88,7 @@ class WindFarmControl(Environment):
             main_wind_angle=main,
             swing_phase=phase,
             wind_noise=noise,
+            turbine_wave_phase=wave_phase,
         )
         return observe(positions, facing, local, params), state
 
@@ -112,6 +115,7 @@ class WindFarmControl(Environment):
             state.positions,
             t.astype(jnp.float32),
             params,
+            state.turbine_wave_phase,
         )
         new_state = state.replace(
             step=t, facing_angle=facing, performance=performance, local_wind_angle=local
