@@ -1,0 +1,414 @@
+"""AerialWildfireSuppression-v0: aeroplanes drop water on a spreading wildfire (reference §2.5)."""
+
+from __future__ import annotations
+
+import math
+from typing import ClassVar
+
+import jax
+import jax.numpy as jnp
+from flax import struct
+
+from hivex_jax.core import spaces
+from hivex_jax.core.environment import Environment, EnvState, StepOutput
+from hivex_jax.envs.aerial_wildfire_suppression import generator, render, rewards
+from hivex_jax.envs.aerial_wildfire_suppression.dynamics import (
+    block_spread_probabilities,
+    burning_near,
+    drop_cover,
+    drop_credits,
+    fire_step,
+    fly,
+    in_pickup_zone,
+    outside_border,
+    tree_counts,
+    weather_now,
+)
+from hivex_jax.envs.aerial_wildfire_suppression.generator import Weather, island_half_extent
+from hivex_jax.envs.aerial_wildfire_suppression.observations import (
+    LAYOUT,
+    UNSEEN,
+    VECTOR_SIZE,
+    camera,
+    camera_points,
+    sample_ground,
+    update_closest_tree,
+    vector_obs,
+)
+from hivex_jax.envs.aerial_wildfire_suppression.params import (
+    BURNING,
+    DEFAULT_NUM_AGENTS,
+    EVERY_STEP,
+    HEALTHY,
+    MIN_ISLAND_HALF_EXTENT,
+    REWARD_TERM_NAMES,
+    SUPPORTED_AGENT_COUNTS,
+    TASK_DROP_WATER,
+    TASK_FIND_FIRE,
+    TASK_FIND_VILLAGE,
+    TASK_NAMES,
+    TASK_PICK_UP_WATER,
+    TERRAIN_BLOCK,
+    AerialWildfireParams,
+)
+
+#: largest drop radius (m) the static drop windows hold; larger `drop_radius` values act as this
+MAX_DROP_RADIUS = 130.0
+
+
+@struct.dataclass
+class AerialWildfireState(EnvState):
+    cells: jax.Array  # uint8[G, G], island cell codes (params.py)
+    slope: jax.Array  # f32[B, B, 2], terrain gradient per 4 x 4-cell block
+    village: jax.Array  # f32[2], village centre (m)
+    weather: Weather
+    position: jax.Array  # f32[A, 2], metres (x, z)
+    heading: jax.Array  # f32[A], rad, CCW from +x
+    holding: jax.Array  # bool[A], holding water
+    in_zone: jax.Array  # bool[A], over the pick-up water at the previous step
+    target: jax.Array  # f32[A, 3], closest observed tree memory (x / 750, z / 750, burning)
+    found_fire: jax.Array  # bool[A]
+    found_village: jax.Array  # bool[A]
+    burning_count: jax.Array  # i32[]
+    num_trees: jax.Array  # i32[], trees on the island (constant: trees only change state)
+    fire_out_paid: jax.Array  # bool[]
+    village_penalty_paid: jax.Array  # bool[]
+
+
+def _half_window(radius_m: float, grid_size: int) -> int:
+    """Static window half-width (cells) holding a disc of `radius_m` on the smallest allowed island."""
+    return int(math.ceil(radius_m * grid_size / (2.0 * MIN_ISLAND_HALF_EXTENT))) + 1
+
+
+class AerialWildfireSuppression(Environment):
+    """Aerial Wildfire Suppression.
+
+    Static options: `num_agents` (1, 2, 3, 6, 9, 12), `grid_size` (island cells per side, a multiple of
+    4; 96 gives 12.5 m trees), `camera_size` (42), `camera_channels` (3; 1 = contradiction 15's figure),
+    `vector_size` (8; 9 = contradiction 16's printed sample, a trailing 0), `local_radius_m` (largest
+    find-fire / village-danger distance the static sensing windows hold), `render_size`.
+    """
+
+    env_id = "AerialWildfireSuppression-v0"
+    reward_term_names = REWARD_TERM_NAMES
+    task_ids = tuple(range(len(TASK_NAMES)))
+    task_names = TASK_NAMES
+    level_field = "terrain_level"
+    level_values = tuple(range(1, 11))
+    params_type = AerialWildfireParams
+    static_options: ClassVar[tuple[str, ...]] = (
+        "num_agents",
+        "grid_size",
+        "camera_size",
+        "camera_channels",
+        "vector_size",
+        "local_radius_m",
+        "render_size",
+    )
+    continuous_dims = 1
+    discrete_branches = (2,)
+
+    def __init__(
+        self,
+        num_agents: int = DEFAULT_NUM_AGENTS,
+        grid_size: int = 96,
+        camera_size: int = 42,
+        camera_channels: int = 3,
+        vector_size: int = VECTOR_SIZE,
+        local_radius_m: float = 160.0,
+        render_size: int = 256,
+    ):
+        if num_agents not in SUPPORTED_AGENT_COUNTS:
+            raise ValueError(
+                f"AerialWildfireSuppression-v0: num_agents must be one of {SUPPORTED_AGENT_COUNTS} "
+                f"(HIVEX's scalability counts); got {num_agents}"
+            )
+        if grid_size % TERRAIN_BLOCK or not 32 <= grid_size <= 252:
+            # <= 252: tree counts are packed into 16-bit halves of one int32 reduction.
+            raise ValueError(f"grid_size must be a multiple of {TERRAIN_BLOCK} in [32, 252]; got {grid_size}")
+        if camera_channels not in (1, 3):
+            raise ValueError(f"camera_channels must be 3 (README) or 1 (figure); got {camera_channels}")
+        if vector_size not in (VECTOR_SIZE, VECTOR_SIZE + 1):
+            raise ValueError(f"vector_size must be 8 (README) or 9 (printed sample); got {vector_size}")
+        self.num_agents = num_agents
+        self.grid_size = grid_size
+        self.camera_size = camera_size
+        self.camera_channels = camera_channels
+        self.vector_size = vector_size
+        self.local_radius_m = float(local_radius_m)
+        self.render_size = render_size
+        self.blocks = grid_size // TERRAIN_BLOCK
+        self._sense_half = _half_window(self.local_radius_m, grid_size)
+        self._drop_half = _half_window(MAX_DROP_RADIUS, grid_size)
+
+    def default_params(self) -> AerialWildfireParams:
+        return AerialWildfireParams()
+
+    # ----------------------------------------------------------------------------------- spaces
+    def observation_space(self, params: AerialWildfireParams | None = None) -> spaces.Dict:
+        a, s = self.num_agents, self.camera_size
+        return spaces.Dict(
+            {
+                "vector": spaces.Box(-1.0, 1.0, (a, self.vector_size), jnp.float32),
+                "visual": spaces.Box(0, 255, (a, s, s, self.camera_channels), jnp.uint8),
+            }
+        )
+
+    def observation_layout(self) -> dict[str, slice]:
+        return dict(LAYOUT)
+
+    # --------------------------------------------------------------------------------- dynamics
+    def reset_env(self, key: jax.Array, params: AerialWildfireParams):
+        draws = generator.WorldDraws(key, generator.draws_needed(self.num_agents, self.blocks))
+        lattice = generator.elevation_lattice(draws, self.blocks)
+        village = generator.village_position(draws, params)
+        cells = generator.forest_cells(lattice, village, draws.take_bits(), params, self.grid_size)
+        slope = generator.block_slope(lattice, params, self.grid_size)
+        return self._new_episode(draws, cells, slope, village, params)
+
+    def reset_episode(self, key: jax.Array, state: AerialWildfireState, params: AerialWildfireParams):
+        """A new episode on `state`'s world: same terrain, lakes, village and forest (regrown), new
+        ignition, weather and planes. About one elementwise pass over the grid instead of a world's
+        generation: the cheap reset path of `SameWorldAutoReset`. Returns `(obs, state)`."""
+        draws = generator.WorldDraws(key, generator.episode_draws_needed(self.num_agents))
+        cells = generator.regrow(state.cells)
+        return self._new_episode(draws, cells, state.slope, state.village, params)
+
+    def _new_episode(self, draws, cells, slope, village, params: AerialWildfireParams):
+        """Ignite the forest, draw the weather and spawn the planes: `(obs, state)` at step 0."""
+        cells, _ = generator.ignite(draws, cells, village, params)
+        weather = generator.draw_weather(draws, params)
+        position, heading = generator.spawn_planes(draws, self.num_agents, params)
+        counts = tree_counts(cells)
+        a = self.num_agents
+        state = AerialWildfireState(
+            step=jnp.int32(0),
+            alive=jnp.ones(a, bool),
+            cells=cells,
+            slope=slope,
+            village=village,
+            weather=weather,
+            position=position,
+            heading=heading,
+            holding=jnp.ones(a, bool),  # planes start holding water [C]
+            in_zone=in_pickup_zone(position, params),
+            target=jnp.tile(jnp.asarray([[UNSEEN, UNSEEN, 0.0]], jnp.float32), (a, 1)),
+            found_fire=jnp.zeros(a, bool),
+            found_village=jnp.zeros(a, bool),
+            burning_count=counts[1],
+            num_trees=counts[0] + counts[1],
+            fire_out_paid=jnp.asarray(False),
+            village_penalty_paid=jnp.asarray(False),
+        )
+        return self._observe(state, params, zero_forward=params.forward_zero_at_reset > 0)[0], state
+
+    def _observe(self, state: AerialWildfireState, params: AerialWildfireParams, zero_forward=False):
+        """(obs, camera codes, sampled cell centres) of `state`."""
+        x, z = camera_points(state.position, state.heading, self.camera_size, params)
+        code, centre_x, centre_z, _, _ = sample_ground(state.cells, x, z, params)
+        vector = vector_obs(
+            state.position, state.heading, state.holding, state.target, params, self.vector_size, zero_forward
+        )
+        return {"vector": vector, "visual": camera(code, self.camera_channels)}, code, (centre_x, centre_z)
+
+    def step_env(self, key, state: AerialWildfireState, action, params: AerialWildfireParams) -> StepOutput:
+        a = self.num_agents
+        alive = state.alive
+        alive_f = alive.astype(jnp.float32)
+
+        # --- planes: fly, crash, drop, refill
+        position, heading = fly(state.position, state.heading, action["continuous"][:, 0], alive, params)
+        crashed = alive & outside_border(position, params)
+        dropping = alive & (action["discrete"][:, 0] == 1) & state.holding
+        zone = in_pickup_zone(position, params)
+        kept = state.holding & ~dropping
+        picked_up = alive & jnp.where(
+            params.pickup_requires_empty_tank > 0, zone & ~kept, zone & ~state.in_zone
+        )
+        holding = jnp.where(alive, kept | zone, state.holding)
+        in_zone = jnp.where(alive, zone, state.in_zone)
+
+        # --- island: water lands, fire evolves
+        prepared, extinguished, rewetted = drop_credits(
+            state.cells, position, dropping, self._drop_half, params
+        )
+        prepared = prepared + jnp.where(params.count_rewetting > 0, rewetted, 0.0)
+        wetted = drop_cover(position, dropping, params, self.grid_size)
+        now = weather_now(state.weather, state.step.astype(jnp.float32), params)
+        block_p = block_spread_probabilities(state.slope, now, params)
+        seed = jax.random.bits(key, (), jnp.uint32)
+        cells = fire_step(state.cells, block_p, wetted, seed, state.step, params)
+        counts = tree_counts(cells)
+        burning_count = counts[1]
+
+        # --- events
+        fire_is_out = burning_count == 0
+        fire_out_once = fire_is_out & (state.burning_count > 0) & ~state.fire_out_paid
+        fire_out_event = jnp.where(params.fire_out_mode == EVERY_STEP, fire_is_out, fire_out_once)
+        close = burning_near(
+            cells, state.village[None], params.village_danger_distance, self._sense_half, params
+        )[0]
+        village_event = jnp.where(
+            params.village_penalty_mode == EVERY_STEP, close, close & ~state.village_penalty_paid
+        )
+        fire_near = alive & burning_near(cells, position, params.find_fire_distance, self._sense_half, params)
+        find_fire_event = fire_near & ~state.found_fire
+        village_near = alive & (
+            jnp.sum((position - state.village) ** 2, axis=-1) <= params.find_village_distance**2
+        )
+        find_village_event = village_near & ~state.found_village
+
+        raw_terms = jnp.stack(
+            [
+                rewards.crossed_border(crashed, params),
+                rewards.pick_up_water(picked_up, params),
+                rewards.fire_out(fire_out_event, a, params),
+                rewards.too_close_to_village(village_event, a, params),
+                rewards.time_step_burning(rewards.burning_condition(counts, params), a, params),
+                rewards.find_fire(find_fire_event, params),
+                rewards.find_village(find_village_event, params),
+                rewards.extinguishing_trees(extinguished, params),
+                rewards.preparing_trees(prepared, params),
+            ],
+            axis=-1,
+        )
+        terms = raw_terms * params.task_weights[params.task]
+
+        # Subtasks 5-8 end (per plane) when their goal happens.
+        task = params.task
+        goal = jnp.where(task == TASK_PICK_UP_WATER, picked_up, False)
+        goal = goal | jnp.where(task == TASK_DROP_WATER, dropping, False)
+        goal = goal | jnp.where(task == TASK_FIND_FIRE, find_fire_event, False)
+        goal = goal | jnp.where(task == TASK_FIND_VILLAGE, find_village_event, False)
+        terminated = crashed | goal | ((params.end_episode_on_fire_out > 0) & fire_out_event)
+
+        new_state = state.replace(
+            step=state.step + 1,
+            cells=cells,
+            position=position,
+            heading=heading,
+            holding=holding,
+            in_zone=in_zone,
+            found_fire=state.found_fire | fire_near,
+            found_village=state.found_village | village_near,
+            burning_count=burning_count,
+            fire_out_paid=state.fire_out_paid | fire_out_event,
+            village_penalty_paid=state.village_penalty_paid | village_event,
+        )
+        obs, code, centre = self._observe(new_state, params)
+        target = update_closest_tree(state.target, code, *centre, position, heading, alive, params)
+        new_state = new_state.replace(target=target)
+        obs["vector"] = obs["vector"].at[:, LAYOUT["closest_tree"].start : VECTOR_SIZE].set(target)
+
+        burning_f = burning_count.astype(jnp.float32)
+        stats = {
+            # HIVEX's logged statistics (per-step increments; task weights applied to "... Reward").
+            "water_pickup": picked_up.astype(jnp.float32),
+            "water_drop": dropping.astype(jnp.float32),
+            "preparing_trees": prepared,
+            "preparing_trees_reward": terms[:, 8],
+            "extinguishing_trees": extinguished,
+            "extinguishing_trees_reward": terms[:, 7],
+            "fire_out": jnp.broadcast_to(fire_out_event.astype(jnp.float32), (a,)),
+            "fire_too_close_to_city": jnp.broadcast_to(village_event.astype(jnp.float32), (a,)),
+            "crash_count": crashed.astype(jnp.float32),
+            # Burning trees summed over the episode's steps (tree-steps of fire).
+            "burning_tree_steps": jnp.broadcast_to(burning_f, (a,)),
+        }
+        info = {
+            "reward_terms": terms,
+            "raw_reward_terms": raw_terms,
+            "stats": jax.tree.map(lambda x: x * alive_f, stats),
+            "burning_trees": burning_f,  # the fire's size over time
+            "tree_counts": {  # the island's trees by state
+                "unburnt": counts[0].astype(jnp.float32),
+                "burning": burning_f,
+                "burnt": (state.num_trees - counts[0] - counts[1]).astype(jnp.float32),
+            },
+        }
+        return StepOutput(
+            obs=obs, state=new_state, reward=jnp.sum(terms, axis=-1), terminated=terminated, info=info
+        )
+
+    # ----------------------------------------------------------------------------------- extras
+    def global_state(self, state: AerialWildfireState, params: AerialWildfireParams) -> jax.Array:
+        """f32[A*9 + 11 + 2*B*B]: every plane's vector obs and alive flag, weather, village, time left,
+        tree-state fractions, and per-terrain-block fractions of burning and healthy trees."""
+        vector = vector_obs(state.position, state.heading, state.holding, state.target, params, VECTOR_SIZE)
+        now = weather_now(state.weather, state.step.astype(jnp.float32), params)
+        counts = tree_counts(state.cells)
+        burnt = state.num_trees - counts[0] - counts[1]
+        fractions = jnp.stack([counts[0], counts[1], burnt]).astype(jnp.float32) / jnp.maximum(
+            state.num_trees, 1
+        ).astype(jnp.float32)
+        g, b = self.grid_size, self.blocks
+        blocks = state.cells.reshape(b, g // b, b, g // b)
+        burning = jnp.mean(blocks == BURNING, axis=(1, 3))
+        healthy = jnp.mean(blocks == HEALTHY, axis=(1, 3))
+        e = params.border_half_extent
+        scalars = jnp.concatenate(
+            [
+                now["wind"] * now["wind_speed"],
+                jnp.stack([now["wind_speed"], now["temperature"] / 50.0, now["humidity"] / 100.0]),
+                state.village / e,
+                (1.0 - state.step.astype(jnp.float32) / params.max_steps)[None],
+                fractions,
+            ]
+        )
+        return jnp.concatenate(
+            [
+                vector.reshape(-1),
+                state.alive.astype(jnp.float32),
+                scalars,
+                burning.reshape(-1),
+                healthy.reshape(-1),
+            ]
+        ).astype(jnp.float32)
+
+    def render(self, state: AerialWildfireState, params: AerialWildfireParams) -> jax.Array:
+        return render.render_world(state, params, self.render_size)
+
+
+def scripted_policy(obs: dict[str, jax.Array], params: AerialWildfireParams) -> dict[str, jax.Array]:
+    """Stateless firefighting heuristic on the vector observation (the planes' own view only).
+
+    Holding water: fly to the remembered fire and drop when it is within half the drop radius; with no
+    fire known, circle the island (radius 350 m) so the camera sweeps it. Empty: fly to the nearest
+    water outside the island. Near the border: turn back to the centre. Steering is proportional to the
+    heading error (full deflection at 15 degrees, like HIVEX's LLM-guidance controller).
+    """
+    v = obs["vector"]
+    e = params.border_half_extent
+    half = island_half_extent(params)
+    pos = v[:, LAYOUT["position"]] * e
+    fwd = v[:, LAYOUT["forward"]]
+    holding = v[:, 4] > 0.5
+    target = v[:, LAYOUT["closest_tree"]] * e
+    fire_known = (v[:, 7] > 0.5) & (v[:, 5] > UNSEEN + 1e-3)
+
+    # Water: straight out through the nearest coast, to the middle of the girdle.
+    water_line = half + params.water_girdle_width / 2
+    x_nearer = jnp.abs(pos[:, 0]) >= jnp.abs(pos[:, 1])
+    sign = lambda x: jnp.where(x >= 0, 1.0, -1.0)  # noqa: E731
+    water = jnp.where(
+        x_nearer[:, None],
+        jnp.stack([sign(pos[:, 0]) * water_line, pos[:, 1]], -1),
+        jnp.stack([pos[:, 0], sign(pos[:, 1]) * water_line], -1),
+    )
+    # Patrol: a point 50 degrees further round a 350 m circle (counter-clockwise).
+    ang = jnp.arctan2(pos[:, 1], pos[:, 0]) + jnp.deg2rad(50.0)
+    patrol = 350.0 * jnp.stack([jnp.cos(ang), jnp.sin(ang)], -1)
+    goal = jnp.where(holding[:, None], jnp.where(fire_known[:, None], target, patrol), water)
+    near_border = jnp.max(jnp.abs(pos), axis=-1) > e - 45.0
+    goal = jnp.where(near_border[:, None], 0.0, goal)
+
+    to_goal = goal - pos
+    desired = jnp.arctan2(to_goal[:, 1], to_goal[:, 0])
+    current = jnp.arctan2(fwd[:, 1], fwd[:, 0])
+    error = jnp.mod(desired - current + jnp.pi, 2 * jnp.pi) - jnp.pi
+    steer = jnp.clip(-error / jnp.deg2rad(params.turn_rate_degrees), -1.0, 1.0)  # +1 turns right
+    # Drop where the plane will be next step, if the fire is inside half the drop radius of it.
+    ahead = pos + params.plane_speed * fwd
+    close = jnp.sum((target - ahead) ** 2, axis=-1) <= (0.5 * params.drop_radius) ** 2
+    drop = (holding & fire_known & close).astype(jnp.int32)
+    return {"continuous": steer[:, None], "discrete": drop[:, None]}
