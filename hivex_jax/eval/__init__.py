@@ -1,0 +1,28 @@
+"""Evaluation: full-episode rollouts on held-out worlds, seed-sweep statistics, plots and GIFs."""
+
+from hivex_jax.eval.gif import episode_frames, write_gif
+from hivex_jax.eval.plots import learning_curve
+from hivex_jax.eval.rollout import (
+    Evaluator,
+    evaluate,
+    find_scripted_policy,
+    random_policy,
+    scripted_policy,
+    summarize_totals,
+)
+from hivex_jax.eval.stats import iqm, mean_ci95, summarize
+
+__all__ = [
+    "Evaluator",
+    "episode_frames",
+    "evaluate",
+    "find_scripted_policy",
+    "iqm",
+    "learning_curve",
+    "mean_ci95",
+    "random_policy",
+    "scripted_policy",
+    "summarize",
+    "summarize_totals",
+    "write_gif",
+]

@@ -1,0 +1,23 @@
+"""The bundled trainer: IPPO and MAPPO compiled end to end with the environments (PureJaxRL style).
+
+`make_train(config)` -> `Train(init, update_chunk, act, ...)`; `run_training(config)` is the host loop
+behind `hivex train`. See docs/training.md.
+"""
+
+from baselines.config import IPPOConfig, MAPPOConfig, PPOConfig, load_config
+
+__all__ = ["IPPOConfig", "MAPPOConfig", "PPOConfig", "load_config", "make_train", "run_training"]
+
+
+def make_train(config, env=None, env_params=None):
+    """`ippo.make_train` or `mappo.make_train` according to `config.algo`."""
+    from baselines.runner import make_train as _make_train
+
+    return _make_train(config, env, env_params)
+
+
+def run_training(config, run_dir=None, **kwargs):
+    """The host training loop (see `baselines.runner.run_training`)."""
+    from baselines.runner import run_training as _run_training
+
+    return _run_training(config, run_dir, **kwargs)

@@ -1,0 +1,124 @@
+"""Checkpoints with orbax-checkpoint: the full population `RunnerState` (parameters, optimizer state with
+its schedule count, environment states, observations, RNG keys) plus a JSON record of the config,
+versions and the host loop's position. Restoring and continuing gives the same numbers as a run that
+never stopped (same backend and device count)."""
+
+from __future__ import annotations
+
+import json
+import math
+import platform
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import orbax.checkpoint as ocp
+
+import hivex_jax
+
+CHECKPOINT_DIR = "checkpoints"
+
+
+def provenance(config_dict: dict[str, Any]) -> dict[str, Any]:
+    """Config plus the versions a restore is checked against."""
+    try:
+        sha = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            cwd=Path(__file__).resolve().parent,
+            capture_output=True,
+            text=True,
+            timeout=5,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        sha = ""
+    import jaxlib
+
+    return {
+        "config": config_dict,
+        "env_id": config_dict.get("env_id"),
+        "hivex_jax_version": hivex_jax.__version__,
+        "jax_version": jax.__version__,
+        "jaxlib_version": jaxlib.__version__,
+        "backend": jax.default_backend(),
+        "device_count": jax.device_count(),
+        "python": platform.python_version(),
+        "git_sha": sha,
+    }
+
+
+def _nonempty_leaves(tree: Any) -> dict[str, Any]:
+    """`{flat index: leaf}` without zero-size leaves (orbax refuses to save those; they are rebuilt as
+    zeros on restore from the target's shapes)."""
+    return {str(i): x for i, x in enumerate(jax.tree.leaves(tree)) if math.prod(x.shape) > 0}
+
+
+def _manager(run_dir: str | Path, max_to_keep: int = 2) -> ocp.CheckpointManager:
+    options = ocp.CheckpointManagerOptions(max_to_keep=max_to_keep, enable_async_checkpointing=False)
+    return ocp.CheckpointManager(Path(run_dir).resolve() / CHECKPOINT_DIR, options=options)
+
+
+def save(run_dir: str | Path, step: int, state: Any, meta: dict[str, Any]) -> Path:
+    """Save `state` (any pytree of arrays) and `meta` (JSON-able) as checkpoint `step` (updates done)."""
+    manager = _manager(run_dir)
+    manager.save(
+        step,
+        args=ocp.args.Composite(
+            state=ocp.args.StandardSave(_nonempty_leaves(state)), meta=ocp.args.JsonSave(meta)
+        ),
+        force=True,
+    )
+    manager.wait_until_finished()
+    manager.close()
+    return Path(run_dir) / CHECKPOINT_DIR / str(step)
+
+
+def latest_step(run_dir: str | Path) -> int | None:
+    """The newest checkpoint's step, or None."""
+    if not (Path(run_dir) / CHECKPOINT_DIR).exists():
+        return None
+    manager = _manager(run_dir)
+    step = manager.latest_step()
+    manager.close()
+    return step
+
+
+def read_meta(run_dir: str | Path, step: int | None = None) -> dict[str, Any]:
+    """The JSON record of checkpoint `step` (default: latest)."""
+    step = latest_step(run_dir) if step is None else step
+    if step is None:
+        raise FileNotFoundError(f"no checkpoint under {Path(run_dir) / CHECKPOINT_DIR}")
+    path = Path(run_dir).resolve() / CHECKPOINT_DIR / str(step) / "meta" / "metadata"
+    return json.loads(path.read_text())
+
+
+def restore(run_dir: str | Path, abstract_state: Any, step: int | None = None) -> tuple[Any, dict[str, Any]]:
+    """`(state, meta)` of checkpoint `step` (default: latest), shaped/sharded like `abstract_state`
+    (a pytree of `jax.ShapeDtypeStruct`, e.g. from `jax.eval_shape`)."""
+    manager = _manager(run_dir)
+    step = manager.latest_step() if step is None else step
+    if step is None:
+        raise FileNotFoundError(f"no checkpoint under {Path(run_dir) / CHECKPOINT_DIR}")
+    restored = manager.restore(
+        step,
+        args=ocp.args.Composite(
+            state=ocp.args.StandardRestore(_nonempty_leaves(abstract_state)), meta=ocp.args.JsonRestore()
+        ),
+    )
+    manager.close()
+    leaves, treedef = jax.tree.flatten(abstract_state)
+    saved = restored["state"]
+    state = jax.tree.unflatten(
+        treedef,
+        [saved[str(i)] if str(i) in saved else jnp.zeros(a.shape, a.dtype) for i, a in enumerate(leaves)],
+    )
+    meta = dict(restored["meta"])
+    for key in ("jax_version", "backend"):
+        now = jax.__version__ if key == "jax_version" else jax.default_backend()
+        if meta.get(key) not in (None, now):
+            print(
+                f"warning: checkpoint was written with {key}={meta.get(key)}, now {now}; "
+                "the run continues but may not match an uninterrupted one bit for bit"
+            )
+    return state, meta

@@ -1,0 +1,231 @@
+"""`hivex train | evaluate | sweep` (dispatched here by `hivex_jax.cli`)."""
+
+from __future__ import annotations
+
+import os
+
+# jaxlib 0.10.x deadlocks on 2-core CPUs when two batched LAPACK calls run at once: one CPU process.
+os.environ.setdefault("PJRT_NPROC", "1")
+
+
+def _cpu_compile_flags() -> None:
+    """On CPU-only installs, compile with LLVM optimisation level 1 unless XLA_FLAGS says otherwise:
+    measured on the default config, it cuts XLA's compile time by ~40% at the same training speed
+    (level 0 would triple the run time). Must run before jax is imported."""
+    import importlib.util
+
+    if any(importlib.util.find_spec(p) for p in ("jax_cuda12_plugin", "jax_cuda13_plugin", "libtpu")):
+        return
+    flags = os.environ.get("XLA_FLAGS", "")
+    if "xla_backend_optimization_level" not in flags:
+        os.environ["XLA_FLAGS"] = (flags + " --xla_backend_optimization_level=1").strip()
+
+
+_cpu_compile_flags()
+
+import argparse  # noqa: E402
+import itertools  # noqa: E402
+import json  # noqa: E402
+import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from baselines.config import ConfigError, load_config, parse_overrides  # noqa: E402
+
+#: keys that may change on --resume without breaking the run's continuity
+RESUME_SAFE_KEYS = {"total_env_steps", "eval_every", "checkpoint_every", "gif_stride", "gif_frames"}
+
+
+def _compilation_cache() -> None:
+    """Keep compiled programs on disk (default ~/.cache/hivex_jax/xla; HIVEX_JAX_CACHE_DIR overrides,
+    an empty value disables): a second run of the same config skips XLA compilation."""
+    path = os.environ.get("HIVEX_JAX_CACHE_DIR", str(Path.home() / ".cache" / "hivex_jax" / "xla"))
+    if not path:
+        return
+    import jax
+
+    try:
+        Path(path).mkdir(parents=True, exist_ok=True)
+        jax.config.update("jax_compilation_cache_dir", path)
+        jax.config.update("jax_persistent_cache_min_compile_time_secs", 1.0)
+    except (OSError, AttributeError) as exc:  # read-only home, or an older jax
+        print(f"note: compilation cache disabled ({exc})", file=sys.stderr)
+
+
+def _train_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="hivex train",
+        description="Train IPPO/MAPPO (default: IPPO on WindFarmControl-v0, task 0, pattern 0) and write "
+        "runs/<name>/: config.yaml, metrics.csv, learning_curve.png, eval.json, episode.gif, checkpoints/.",
+        epilog="examples:\n  hivex train\n  hivex train --config configs/mappo_wind_farm_control.yaml "
+        "num_seeds=5 lr=1e-3\n  hivex train --resume runs/<name> total_env_steps=2000000",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "--config", default=None, help="YAML config (default: configs/ippo_wind_farm_control.yaml)"
+    )
+    p.add_argument("--resume", default=None, metavar="RUN_DIR", help="continue the run in RUN_DIR")
+    p.add_argument("--name", default=None, help="run name (folder under out_dir)")
+    p.add_argument("--out-dir", default=None, help="parent folder of runs (default: runs)")
+    p.add_argument(
+        "--max-chunks", type=int, default=None, help="stop (with a checkpoint) after this many chunks"
+    )
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("overrides", nargs="*", metavar="key=value", help="config overrides, e.g. lr=1e-3")
+    return p
+
+
+def train_main(argv: list[str]) -> int:
+    """`hivex train [--config FILE | --resume RUN_DIR] [key=value ...]`."""
+    args = _train_parser().parse_args(argv)
+    _compilation_cache()
+    from baselines.runner import run_training
+
+    try:
+        if args.resume:
+            run_dir = Path(args.resume)
+            if not (run_dir / "config.yaml").exists():
+                print(f"hivex train: {run_dir} has no config.yaml", file=sys.stderr)
+                return 2
+            changed = set(parse_overrides(args.overrides)) - RESUME_SAFE_KEYS
+            if changed:
+                print(
+                    f"warning: overriding {sorted(changed)} on resume: the continued run will differ from "
+                    "one that never stopped",
+                    file=sys.stderr,
+                )
+            config = load_config(run_dir / "config.yaml", args.overrides)
+        else:
+            overrides = list(args.overrides)
+            if args.name:
+                overrides.append(f"name={args.name}")
+            if args.out_dir:
+                overrides.append(f"out_dir={args.out_dir}")
+            config = load_config(args.config, overrides)
+            run_dir = None
+    except ConfigError as exc:
+        print(f"hivex train: {exc}", file=sys.stderr)
+        return 2
+    try:
+        summary = run_training(
+            config,
+            run_dir,
+            resume=bool(args.resume),
+            progress=not args.no_progress,
+            max_chunks=args.max_chunks,
+        )
+    except FileExistsError as exc:
+        print(f"hivex train: {exc}", file=sys.stderr)
+        return 2
+    state = "finished" if summary["finished"] else f"stopped at update {summary['updates_done']}"
+    print(
+        f"{state}: {summary['run_dir']} (compile {summary['compile_s']:.1f} s, training "
+        f"{summary['train_s']:.1f} s, {summary['env_steps_per_s']:,.0f} env steps/s over all seeds"
+        + (f", final evaluation {summary['eval_s']:.1f} s" if "eval_s" in summary else "")
+        + ")"
+    )
+    return 0
+
+
+def evaluate_main(argv: list[str]) -> int:
+    """`hivex evaluate RUN_DIR [--worlds 6000:6100]`: score a saved policy on any worlds."""
+    p = argparse.ArgumentParser(
+        prog="hivex evaluate",
+        description="Evaluate a saved run (every seed, greedy and stochastic) on held-out worlds, next to "
+        "the scripted and random policies; prints a table and writes eval_<worlds>.json into the run.",
+    )
+    p.add_argument("run_dir")
+    p.add_argument("--worlds", default=None, help='world seeds, "6000:6100" or "1,5,9" (default: test pool)')
+    p.add_argument("--steps", type=int, default=None, help="episode steps (default: the env's max_steps)")
+    p.add_argument("--no-baselines", action="store_true", help="skip the scripted / random policies")
+    p.add_argument("--out", default=None, help="JSON output (default: RUN_DIR/eval_<worlds>.json)")
+    args = p.parse_args(argv)
+    _compilation_cache()
+    from baselines.runner import evaluate_run, format_results
+
+    run_dir = Path(args.run_dir)
+    if not (run_dir / "config.yaml").exists():
+        print(f"hivex evaluate: {run_dir} is not a run folder (no config.yaml)", file=sys.stderr)
+        return 2
+    try:
+        results = evaluate_run(run_dir, args.worlds, not args.no_baselines, args.steps)
+    except (ConfigError, FileNotFoundError, ValueError) as exc:
+        print(f"hivex evaluate: {exc}", file=sys.stderr)
+        return 2
+    tag = (args.worlds or "test").replace(":", "-").replace(",", "_")
+    out = Path(args.out) if args.out else run_dir / f"eval_{tag}.json"
+    out.write_text(json.dumps(results, indent=1))
+    print(format_results(results))
+    print(f"wrote {out}")
+    return 0
+
+
+def sweep_main(argv: list[str]) -> int:
+    """`hivex sweep [--config FILE] --grid key=v1,v2 [...] [key=value ...]`: train every combination
+    (each with `num_seeds` vmapped seeds), evaluate on held-out worlds, tabulate mean +- 95% CI."""
+    p = argparse.ArgumentParser(
+        prog="hivex sweep",
+        description="Seed-sweep generalisation study over a grid of config values. Each combination is a "
+        "run under OUT_DIR/NAME/<combination>/; the summary goes to OUT_DIR/NAME/sweep.json and sweep.md.",
+        epilog="example: hivex sweep --grid lr=1e-4,3e-4 --grid level=0,3 num_seeds=5 test_worlds=6000:6050",
+    )
+    p.add_argument("--config", default=None)
+    p.add_argument("--grid", action="append", default=[], metavar="key=v1,v2", help="values to sweep")
+    p.add_argument("--name", default="sweep")
+    p.add_argument("--out-dir", default="runs")
+    p.add_argument("--no-progress", action="store_true")
+    p.add_argument("overrides", nargs="*", metavar="key=value")
+    args = p.parse_args(argv)
+    _compilation_cache()
+    from baselines.runner import run_training
+
+    grid: list[tuple[str, list[str]]] = []
+    for item in args.grid:
+        if "=" not in item:
+            print(f"hivex sweep: --grid {item!r} must look like key=v1,v2", file=sys.stderr)
+            return 2
+        key, values = item.split("=", 1)
+        grid.append((key, [v for v in values.split(",") if v != ""]))
+    combos = list(itertools.product(*[[f"{k}={v}" for v in vs] for k, vs in grid])) or [()]
+    sweep_dir = Path(args.out_dir) / args.name
+    try:
+        configs = [load_config(args.config, [*args.overrides, *combo]) for combo in combos]
+    except ConfigError as exc:
+        print(f"hivex sweep: {exc}", file=sys.stderr)
+        return 2
+    rows = []
+    for combo, config in zip(combos, configs, strict=True):
+        label = ",".join(combo) or "default"
+        slug = "".join(c if c.isalnum() or c in "=.-" else "_" for c in label)
+        print(f"\n=== {label} ===")
+        summary = run_training(config, sweep_dir / slug, progress=not args.no_progress)
+        policies = summary["eval"]["policies"]
+        rows.append(
+            {
+                "combination": label,
+                "run_dir": summary["run_dir"],
+                **{f"{n}": policies[n]["summary"] for n in policies},
+            }
+        )
+    sweep_dir.mkdir(parents=True, exist_ok=True)
+    (sweep_dir / "sweep.json").write_text(json.dumps(rows, indent=1))
+    names = [n for n in ("greedy", "stochastic", "scripted", "random") if n in rows[0]]
+    lines = [
+        "| combination | " + " | ".join(f"{n} return (mean ± 95% CI)" for n in names) + " |",
+        "|---|" + "---|" * len(names),
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['combination']} | "
+            + " | ".join(f"{r[n]['mean']:.1f} ± {r[n]['ci95']:.1f}" for n in names)
+            + " |"
+        )
+    table = "\n".join(lines)
+    (sweep_dir / "sweep.md").write_text(table + "\n")
+    print("\n" + table)
+    return 0
+
+
+if __name__ == "__main__":
+    commands = {"train": train_main, "evaluate": evaluate_main, "sweep": sweep_main}
+    command = sys.argv[1] if len(sys.argv) > 1 else "train"
+    raise SystemExit(commands[command](sys.argv[2:]))

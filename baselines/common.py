@@ -1,0 +1,267 @@
+"""Kernels shared by IPPO and MAPPO, written once: the env stack with auto-reset, GAE, the PPO loss,
+minibatch shuffling, the optimizer and the rollout metrics.
+
+Array layout everywhere: `[T, num_envs, num_agents, ...]`; `flatten_batch` is the one reshape point.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import optax
+from flax import struct
+
+import hivex_jax
+from baselines.config import PPOConfig
+from hivex_jax.wrappers import EpisodeStatistics, WorldPool
+
+
+# ------------------------------------------------------------------------------------------ state
+@struct.dataclass
+class RunnerState:
+    """Everything a resumed run needs (one seed; the host stacks seeds on a leading axis)."""
+
+    params: Any  # {"actor": ..., "critic": ...}
+    opt_state: Any  # optax state, including the learning-rate schedule's count
+    env_state: Any  # [num_envs, ...] EpisodeStatistics(WorldPool(env)) states
+    obs: Any  # [num_envs, A, ...] current observations
+    rng: jax.Array  # u32[2]
+    update: jax.Array  # i32[], updates done
+
+
+@struct.dataclass
+class Transition:
+    """One step of a rollout, shaped `[num_envs, A, ...]` (a scan stacks a leading T)."""
+
+    obs: Any  # actor input
+    critic_obs: Any  # critic input (IPPO: = obs; MAPPO: global state + agent id)
+    action: dict
+    log_prob: jax.Array  # f32[N, A]
+    value: jax.Array  # f32[N, A], V(s_t)
+    next_value: jax.Array  # f32[N, A], V(s_{t+1}) before any reset: V(final obs) at an episode's end
+    reward: jax.Array  # f32[N, A]
+    terminated: jax.Array  # bool[N, A], no bootstrap
+    episode_end: jax.Array  # bool[N, A], the episode ended here (terminated or truncated): cut GAE
+    active: jax.Array  # bool[N, A], agent acted this step (loss mask)
+
+
+# ------------------------------------------------------------------------------------ environment
+def make_env(config: PPOConfig) -> tuple[Any, Any]:
+    """`(env, params)` for the config's env id, task, level, agent count and overrides."""
+    overrides: dict[str, Any] = dict(config.env_options)
+    if config.num_agents is not None:
+        overrides["num_agents"] = config.num_agents
+    overrides.update(config.env_params)
+    overrides["task"] = config.task
+    env, params = hivex_jax.make(config.env_id, **overrides)
+    if config.level is not None:
+        params = env.variant_params(params, level=config.level)
+    return env, params
+
+
+class TrainingEnv:
+    """`EpisodeStatistics(WorldPool(env, train_worlds))` with a same-step auto-reset that also hands
+    back the pre-reset state, so MAPPO can bootstrap from the final *global* state on truncation
+    (`hivex_jax.wrappers.AutoReset` exposes only the final observation)."""
+
+    def __init__(self, env: Any, worlds: str):
+        self.env = env
+        self.pool = WorldPool(env, worlds)
+        self.stats = EpisodeStatistics(self.pool)
+
+    def reset(self, key: jax.Array, params: Any) -> tuple[dict, Any]:
+        return self.stats.reset(key, params)
+
+    def step(self, key: jax.Array, state: Any, action: dict, params: Any):
+        """`(obs, state, reward, terminated, truncated, info, final_obs, final_state)` for one env;
+        obs/state are the next episode's when `info["done"]`."""
+        key_step, key_reset = jax.random.split(key)
+        obs, state, reward, terminated, truncated, info = self.stats.step(key_step, state, action, params)
+        final_obs, final_state = obs, state
+        done = info["done"]
+        reset_obs, reset_inner = self.pool.reset(key_reset, params)
+        pick = lambda new, old: jax.tree.map(lambda x, y: jnp.where(done, x, y), new, old)  # noqa: E731
+        obs = pick(reset_obs, obs)
+        state = state.replace(env_state=pick(reset_inner, state.env_state))
+        return obs, state, reward, terminated, truncated, info, final_obs, final_state
+
+    def global_state(self, state: Any, params: Any) -> jax.Array:
+        return self.stats.global_state(state, params)
+
+
+# -------------------------------------------------------------------------------------------- GAE
+def gae(
+    rewards: jax.Array,
+    values: jax.Array,
+    next_values: jax.Array,
+    terminated: jax.Array,
+    episode_end: jax.Array,
+    active: jax.Array,
+    gamma: float,
+    gae_lambda: float,
+) -> tuple[jax.Array, jax.Array]:
+    """Advantages and value targets, all f32[T, ...].
+
+    delta_t = r_t + gamma * (1 - terminated_t) * V(s_{t+1}) - V(s_t), where V(s_{t+1}) is the value of
+    the observation the step returned *before* any auto-reset, so a truncated episode bootstraps from
+    its final observation and a terminated one does not. The recursion
+    A_t = delta_t + gamma * lambda * A_{t+1} is cut where the episode (or the agent) ended, so nothing
+    flows across an auto-reset. Steps where the agent was inactive get advantage 0.
+    """
+    active = active.astype(jnp.float32)
+    deltas = (rewards + gamma * (1.0 - terminated.astype(jnp.float32)) * next_values - values) * active
+    cont = 1.0 - (terminated | episode_end).astype(jnp.float32)
+
+    def backward(next_advantage, step):
+        delta, keep, act = step
+        advantage = act * (delta + gamma * gae_lambda * keep * next_advantage)
+        return advantage, advantage
+
+    _, advantages = jax.lax.scan(backward, jnp.zeros_like(values[0]), (deltas, cont, active), reverse=True)
+    return advantages, advantages + values
+
+
+# --------------------------------------------------------------------------------------- PPO loss
+def masked_mean(x: jax.Array, mask: jax.Array) -> jax.Array:
+    """Mean of `x` over entries where `mask` is set (0 if none)."""
+    mask = mask.astype(x.dtype)
+    return jnp.sum(x * mask) / jnp.maximum(jnp.sum(mask), 1.0)
+
+
+def ppo_loss(
+    log_prob: jax.Array,
+    old_log_prob: jax.Array,
+    advantages: jax.Array,
+    entropy: jax.Array,
+    value: jax.Array,
+    old_value: jax.Array,
+    targets: jax.Array,
+    mask: jax.Array,
+    clip_eps: float,
+    clip_value_eps: float,
+    vf_coef: float,
+    ent_coef: float,
+    normalize_advantages: bool = True,
+) -> tuple[jax.Array, dict[str, jax.Array]]:
+    """Clipped PPO objective with value clipping and an entropy bonus; every input f32[B] (mask: which
+    samples count; inactive agents contribute nothing). Returns `(loss, metrics)`."""
+    mask = mask.astype(jnp.float32)
+    if normalize_advantages:
+        mean = masked_mean(advantages, mask)
+        std = jnp.sqrt(masked_mean((advantages - mean) ** 2, mask))
+        advantages = (advantages - mean) / (std + 1e-8)
+    log_ratio = log_prob - old_log_prob
+    ratio = jnp.exp(log_ratio)
+    surrogate = jnp.minimum(ratio * advantages, jnp.clip(ratio, 1.0 - clip_eps, 1.0 + clip_eps) * advantages)
+    policy_loss = -masked_mean(surrogate, mask)
+    value_error = jnp.square(value - targets)
+    if clip_value_eps > 0:
+        clipped = old_value + jnp.clip(value - old_value, -clip_value_eps, clip_value_eps)
+        value_error = jnp.maximum(value_error, jnp.square(clipped - targets))
+    value_loss = 0.5 * masked_mean(value_error, mask)
+    entropy_mean = masked_mean(entropy, mask)
+    loss = policy_loss + vf_coef * value_loss - ent_coef * entropy_mean
+    metrics = {
+        "loss": loss,
+        "policy_loss": policy_loss,
+        "value_loss": value_loss,
+        "entropy": entropy_mean,
+        "approx_kl": masked_mean(ratio - 1.0 - log_ratio, mask),
+        "clip_fraction": masked_mean((jnp.abs(ratio - 1.0) > clip_eps).astype(jnp.float32), mask),
+    }
+    return loss, metrics
+
+
+# ------------------------------------------------------------------------------------ minibatches
+def flatten_batch(batch: Any) -> Any:
+    """`[T, N, A, ...]` -> `[T*N*A, ...]`: the one reshape point (all fields flattened alike)."""
+    return jax.tree.map(lambda x: x.reshape((x.shape[0] * x.shape[1] * x.shape[2],) + x.shape[3:]), batch)
+
+
+def shuffled_minibatches(key: jax.Array, batch: Any, num_minibatches: int) -> Any:
+    """Shuffle a flat batch `[B, ...]` (one permutation for every field) into `[M, B / M, ...]`."""
+    size = jax.tree.leaves(batch)[0].shape[0]
+    permutation = jax.random.permutation(key, size)
+    return jax.tree.map(
+        lambda x: jnp.take(x, permutation, axis=0).reshape(
+            (num_minibatches, size // num_minibatches) + x.shape[1:]
+        ),
+        batch,
+    )
+
+
+# -------------------------------------------------------------------------------------- optimizer
+def make_optimizer(config: PPOConfig) -> optax.GradientTransformation:
+    """Adam with global-norm clipping for params `{"actor": ..., "critic": ...}`; the learning rate
+    decays linearly to 0 when `anneal_lr`.
+
+    Actor and critic are clipped separately: with returns of order 1 / (1 - gamma), the critic's
+    gradient norm dwarfs the actor's, and one shared clip would all but freeze the policy.
+    """
+    steps_per_update = config.update_epochs * config.num_minibatches
+    if config.anneal_lr:
+        lr: Any = optax.linear_schedule(config.lr, 0.0, config.num_updates * steps_per_update)
+    else:
+        lr = config.lr
+    adam = optax.chain(optax.clip_by_global_norm(config.max_grad_norm), optax.adam(lr, eps=1e-5))
+
+    def labels(params: dict) -> dict:
+        return {name: jax.tree.map(lambda _, n=name: n, part) for name, part in params.items()}
+
+    return optax.multi_transform({"actor": adam, "critic": adam}, labels)
+
+
+# ----------------------------------------------------------------------------------------- helpers
+def rollout_metrics(traj: Transition, info: dict) -> dict[str, jax.Array]:
+    """Per-update training metrics from a `[T, N, A]` trajectory and the stacked step infos.
+
+    `episodes` / `episode_return_sum`: finished episodes and the sum of their returns (each the mean
+    of the agents' returns), so the host can average over any window without losing seeds.
+    """
+    done = info["episode"]["done"]  # [T, N]
+    episode_return = jnp.mean(info["episode"]["return"], axis=-1)  # [T, N]
+    length = info["episode"]["length"].astype(jnp.float32)
+    return {
+        "step_reward": masked_mean(traj.reward, traj.active),
+        "episodes": jnp.sum(done).astype(jnp.float32),
+        "episode_return_sum": jnp.sum(jnp.where(done, episode_return, 0.0)),
+        "episode_length_sum": jnp.sum(jnp.where(done, length, 0.0)),
+        "active_fraction": jnp.mean(traj.active.astype(jnp.float32)),
+    }
+
+
+def stack_trees(trees: list[Any]) -> Any:
+    """Stack a list of identical pytrees on a new leading axis."""
+    return jax.tree.map(lambda *xs: jnp.stack(xs), *trees)
+
+
+def example_obs(env: Any, params: Any) -> dict:
+    """A zero observation with the env's shapes/dtypes (network init)."""
+    space = env.observation_space(params)
+    return {k: jnp.zeros(s.shape, s.dtype) for k, s in space.spaces.items()}
+
+
+def policy_action(actor_apply: Callable, actor_params: Any, obs: dict, key: jax.Array, greedy: bool) -> dict:
+    """Sample (or take the mode of) the actor's hybrid action for `obs` [..., A, ...]."""
+    dist = actor_apply(actor_params, obs)
+    return dist.mode() if greedy else dist.sample(key)
+
+
+@dataclass(frozen=True)
+class Train:
+    """What `make_train` returns. `init(key) -> RunnerState` and `update_chunk(RunnerState) ->
+    (RunnerState, metrics [K, ...])` are pure and jittable (one seed; vmap them over seeds);
+    `act(params, obs [A, ...], key, greedy) -> action` is the trained policy for evaluation;
+    `rollout(RunnerState)` collects one update's trajectory (for tests and inspection)."""
+
+    config: PPOConfig
+    env: Any
+    env_params: Any
+    init: Callable[[jax.Array], RunnerState]
+    update_chunk: Callable[[RunnerState], tuple[RunnerState, dict]]
+    act: Callable[[Any, dict, jax.Array, bool], dict]
+    rollout: Callable[[RunnerState], tuple[RunnerState, tuple[Transition, dict]]]

@@ -1,0 +1,295 @@
+"""Frozen, typed trainer configs loaded from YAML with `key=value` overrides.
+
+Derived sizes are properties. Every check runs in `validate()` (called on construction), so an unknown
+key or an impossible combination is a clear error before anything is compiled.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import math
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+#: the config shipped as the default of `hivex train`
+DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "configs" / "ippo_wind_farm_control.yaml"
+
+
+class ConfigError(ValueError):
+    """A config that cannot run (unknown key, wrong type, impossible combination)."""
+
+
+@dataclass(frozen=True)
+class PPOConfig:
+    """Fields shared by IPPO and MAPPO. Sizes: envs x steps x agents samples per update."""
+
+    algo: str = "ippo"
+    # --- environment
+    env_id: str = "WindFarmControl-v0"
+    task: int = 0
+    level: int | None = None  # the env's level field (pattern / terrain_level); None = env default
+    num_agents: int | None = None  # None = the env's default count
+    env_options: dict = field(default_factory=dict)  # other static (constructor) options
+    env_params: dict = field(default_factory=dict)  # other EnvParams field overrides
+    train_worlds: str = "5000:6000"  # world-seed pool for training episodes
+    test_worlds: str = "6000:6008"  # held-out pool for evaluation (disjoint from train_worlds)
+    # --- population
+    seed: int = 0
+    num_seeds: int = 3  # independent training seeds, a vmap axis
+    num_envs: int = 8
+    num_steps: int = 128  # rollout length per update (truncated; GAE bootstraps from V(final obs))
+    total_env_steps: int = 300_000  # per seed; rounded up to whole chunks
+    chunk_updates: int = 5  # K: updates per compiled chunk (host logs/evaluates between chunks)
+    # --- PPO
+    update_epochs: int = 4
+    num_minibatches: int = 16
+    lr: float = 1e-3
+    anneal_lr: bool = True
+    gamma: float = 0.99
+    gae_lambda: float = 0.95
+    clip_eps: float = 0.2
+    clip_value_eps: float = 0.0  # value-function clipping range (<= 0 disables)
+    ent_coef: float = 0.005
+    vf_coef: float = 0.5
+    max_grad_norm: float = 0.5
+    normalize_advantages: bool = True
+    # --- networks
+    hidden_sizes: tuple = (64, 64)
+    cnn_channels: tuple = (16, 32)
+    activation: str = "tanh"
+    init_log_std: float = -0.5
+    # --- evaluation, logging, outputs
+    eval_seed: int = 12345  # RNG stream of evaluation, independent of training seeds
+    eval_every: int = 6  # chunks between held-out evaluations (greedy); 0 = only at the end
+    checkpoint_every: int = 20  # chunks between checkpoints (always one at the end)
+    gif_stride: int = 50  # env steps between GIF frames
+    gif_frames: int = 100
+    name: str | None = None  # run name under out_dir; None = derived from algo/env/task + time
+    out_dir: str = "runs"
+
+    # ------------------------------------------------------------------------------ derived sizes
+    @property
+    def steps_per_update(self) -> int:
+        """Env steps (all envs) per update, per seed."""
+        return self.num_envs * self.num_steps
+
+    @property
+    def num_chunks(self) -> int:
+        return max(1, math.ceil(self.total_env_steps / (self.steps_per_update * self.chunk_updates)))
+
+    @property
+    def num_updates(self) -> int:
+        """Total updates (a whole number of chunks)."""
+        return self.num_chunks * self.chunk_updates
+
+    @property
+    def env_steps(self) -> int:
+        """Env steps per seed actually run (total_env_steps rounded up to whole chunks)."""
+        return self.num_updates * self.steps_per_update
+
+    @property
+    def minibatch_env_steps(self) -> int:
+        """Env steps per minibatch (times the agent count = samples per minibatch)."""
+        return self.steps_per_update // self.num_minibatches
+
+    def num_actors(self, num_agents: int) -> int:
+        """Agents acting in parallel per seed."""
+        return self.num_envs * num_agents
+
+    # --------------------------------------------------------------------------------- checking
+    def __post_init__(self) -> None:
+        self.validate()
+
+    def validate(self) -> None:
+        """Raise `ConfigError` on an impossible combination."""
+        if self.algo not in ALGORITHMS:
+            raise ConfigError(f"algo must be one of {sorted(ALGORITHMS)}; got {self.algo!r}")
+        positive = (
+            "num_seeds",
+            "num_envs",
+            "num_steps",
+            "total_env_steps",
+            "chunk_updates",
+            "update_epochs",
+            "num_minibatches",
+            "gif_stride",
+        )
+        for name in positive:
+            if getattr(self, name) < 1:
+                raise ConfigError(f"{name} must be >= 1; got {getattr(self, name)}")
+        if self.steps_per_update % self.num_minibatches:
+            raise ConfigError(
+                f"num_envs * num_steps = {self.num_envs} * {self.num_steps} = {self.steps_per_update} "
+                f"env steps per update is not divisible into num_minibatches = {self.num_minibatches}"
+            )
+        for name in ("gamma", "gae_lambda"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise ConfigError(f"{name} must be in [0, 1]; got {getattr(self, name)}")
+        if self.lr <= 0 or self.clip_eps <= 0:
+            raise ConfigError("lr and clip_eps must be > 0")
+        if not self.hidden_sizes:
+            raise ConfigError("hidden_sizes needs at least one layer")
+        if self.activation not in ("tanh", "relu", "gelu", "silu"):
+            raise ConfigError(f"activation must be tanh, relu, gelu or silu; got {self.activation!r}")
+        if self.eval_every < 0 or self.checkpoint_every < 0 or self.gif_frames < 0:
+            raise ConfigError("eval_every, checkpoint_every and gif_frames must be >= 0")
+        from hivex_jax.wrappers import seed_range
+
+        try:
+            train, test = set(seed_range(self.train_worlds)), set(seed_range(self.test_worlds))
+        except ValueError as exc:
+            raise ConfigError(f"bad world pool: {exc}") from exc
+        if not train or not test:
+            raise ConfigError("train_worlds and test_worlds must each name at least one world seed")
+        overlap = train & test
+        if overlap:
+            raise ConfigError(
+                f"train_worlds and test_worlds overlap ({len(overlap)} seeds, e.g. {min(overlap)}): "
+                "held-out evaluation needs disjoint pools"
+            )
+        if "num_agents" in self.env_options:
+            raise ConfigError("set the agent count with the num_agents field, not env_options")
+
+    # ------------------------------------------------------------------------------ conversions
+    def to_dict(self) -> dict[str, Any]:
+        out = dataclasses.asdict(self)
+        for k, v in out.items():
+            if isinstance(v, tuple):
+                out[k] = list(v)
+        return out
+
+    def to_yaml(self) -> str:
+        return yaml.safe_dump(self.to_dict(), sort_keys=False)
+
+    def replace(self, **changes: Any) -> PPOConfig:
+        return from_dict({**self.to_dict(), **changes})
+
+
+@dataclass(frozen=True)
+class IPPOConfig(PPOConfig):
+    """Independent PPO: shared-parameter actor and critic on local observations."""
+
+    algo: str = "ippo"
+
+
+@dataclass(frozen=True)
+class MAPPOConfig(PPOConfig):
+    """MAPPO: the IPPO actor; the critic sees `env.global_state` plus a one-hot agent id."""
+
+    algo: str = "mappo"
+    critic_agent_id: bool = True  # append the one-hot agent id to the global state
+    critic_local_obs: bool = True  # also append the agent's own local `vector` obs ("agent-specific")
+
+
+ALGORITHMS: dict[str, type[PPOConfig]] = {"ippo": IPPOConfig, "mappo": MAPPOConfig}
+
+
+# ---------------------------------------------------------------------------------------- loading
+def _coerce(name: str, value: Any, annotation: Any) -> Any:
+    """Convert a YAML / command-line value to the field's declared type, or raise `ConfigError`."""
+    hint = annotation
+    origin = typing.get_origin(hint)
+    if origin in (types.UnionType, typing.Union):
+        args = [a for a in typing.get_args(hint) if a is not type(None)]
+        if value is None or (isinstance(value, str) and value.lower() in ("none", "null")):
+            return None
+        hint = args[0]
+    try:
+        if hint is bool:
+            if isinstance(value, str):
+                if value.lower() in ("true", "1", "yes", "on"):
+                    return True
+                if value.lower() in ("false", "0", "no", "off"):
+                    return False
+                raise ValueError(value)
+            return bool(value)
+        if hint is int:
+            if isinstance(value, float) and not value.is_integer():
+                raise ValueError(value)
+            return int(float(value)) if isinstance(value, str) else int(value)
+        if hint is float:
+            return float(value)
+        if hint is str:
+            return str(value)
+        if hint is tuple:
+            if isinstance(value, str):
+                value = yaml.safe_load(value)
+            if isinstance(value, int):
+                value = [value]
+            return tuple(int(v) for v in value)
+        if hint is dict:
+            if isinstance(value, str):
+                value = yaml.safe_load(value)
+            if value is None:
+                return {}
+            if not isinstance(value, dict):
+                raise ValueError(value)
+            return dict(value)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"{name}: cannot read {value!r} as {getattr(hint, '__name__', hint)}") from exc
+    return value
+
+
+def from_dict(values: dict[str, Any]) -> PPOConfig:
+    """Build the config class named by `values["algo"]` (default ippo); unknown keys are errors."""
+    algo = str(values.get("algo", "ippo")).lower()
+    if algo not in ALGORITHMS:
+        raise ConfigError(f"algo must be one of {sorted(ALGORITHMS)}; got {algo!r}")
+    cls = ALGORITHMS[algo]
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    unknown = sorted(set(values) - set(fields))
+    if unknown:
+        hints = []
+        for u in unknown:
+            close = difflib.get_close_matches(u, list(fields), n=2)
+            hints.append(f"{u!r}" + (f" (did you mean {' or '.join(close)}?)" if close else ""))
+        raise ConfigError(f"unknown config key(s) for {algo}: {', '.join(hints)}. Known: {sorted(fields)}")
+    hints = typing.get_type_hints(cls)
+    kwargs = {k: _coerce(k, v, hints[k]) for k, v in values.items()}
+    kwargs["algo"] = algo
+    return cls(**kwargs)
+
+
+def parse_overrides(overrides: list[str]) -> dict[str, Any]:
+    """`["lr=1e-3", "env_params.wind_noise_degrees=10"]` -> dict (dotted keys fill dict fields)."""
+    out: dict[str, Any] = {}
+    for item in overrides:
+        if "=" not in item:
+            raise ConfigError(f"override {item!r} must look like key=value")
+        key, raw = item.split("=", 1)
+        key = key.strip()
+        value = yaml.safe_load(raw) if raw.strip() else None
+        if "." in key:
+            top, sub = key.split(".", 1)
+            out.setdefault(top, {})
+            if not isinstance(out[top], dict):
+                raise ConfigError(f"override {item!r}: {top} is not a dict field")
+            out[top][sub] = value
+        else:
+            out[key] = value
+    return out
+
+
+def load_config(path: str | Path | None = None, overrides: list[str] | None = None) -> PPOConfig:
+    """Read a YAML config (default: IPPO on Wind Farm Control) and apply `key=value` overrides."""
+    if path is None and not DEFAULT_CONFIG.exists():  # installed without the configs/ folder
+        return from_dict(parse_overrides(list(overrides or [])))
+    path = Path(path) if path is not None else DEFAULT_CONFIG
+    if not path.exists():
+        raise ConfigError(f"config file {path} does not exist")
+    values = yaml.safe_load(path.read_text()) or {}
+    if not isinstance(values, dict):
+        raise ConfigError(f"{path}: a config is a YAML mapping of key: value")
+    changes = parse_overrides(list(overrides or []))
+    for key, value in changes.items():
+        if isinstance(value, dict) and isinstance(values.get(key), dict):
+            values[key] = {**values[key], **value}
+        else:
+            values[key] = value
+    return from_dict(values)

@@ -1,0 +1,164 @@
+"""Flax networks: an encoder for `{vector, visual}` observations, the hybrid-action actor, the critic.
+
+The actor outputs one `distrax.Categorical` per discrete branch and a diagonal Gaussian for the
+continuous dims (state-independent log-std, unsquashed: the environment clips to [-1, 1]); log-probs
+and entropies of the parts are summed. Leading axes of the inputs are free (agents, envs, time...).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import distrax
+import flax.linen as nn
+import jax
+import jax.numpy as jnp
+import numpy as np
+from flax import struct
+
+ACTIVATIONS = {"tanh": nn.tanh, "relu": nn.relu, "gelu": nn.gelu, "silu": nn.silu}
+
+
+def orthogonal(scale: float) -> nn.initializers.Initializer:
+    """Orthogonal init (PPO's standard). Call `init` outside any `vmap` (see `baselines.common`)."""
+    return nn.initializers.orthogonal(scale)
+
+
+class Encoder(nn.Module):
+    """MLP over `vector`, small CNN over `visual` (uint8 0-255 or float 0-1), concatenated, then an MLP."""
+
+    hidden_sizes: Sequence[int] = (64, 64)
+    cnn_channels: Sequence[int] = (16, 32)
+    activation: str = "tanh"
+
+    @nn.compact
+    def __call__(self, obs: dict[str, jax.Array]) -> jax.Array:
+        act = ACTIVATIONS[self.activation]
+        features = []
+        if "visual" in obs:
+            x = obs["visual"]
+            lead = x.shape[:-3]
+            x = x.reshape((-1,) + x.shape[-3:])
+            if jnp.issubdtype(x.dtype, jnp.integer):
+                x = x.astype(jnp.float32) / 255.0
+            for channels in self.cnn_channels:
+                x = nn.Conv(channels, (3, 3), strides=(2, 2), kernel_init=orthogonal(np.sqrt(2)))(x)
+                x = nn.relu(x)
+            x = x.reshape(lead + (-1,))
+            x = act(nn.Dense(self.hidden_sizes[0], kernel_init=orthogonal(np.sqrt(2)))(x))
+            features.append(x)
+        if "vector" in obs:
+            features.append(obs["vector"].astype(jnp.float32))
+        x = jnp.concatenate(features, axis=-1)
+        for width in self.hidden_sizes:
+            x = act(nn.Dense(width, kernel_init=orthogonal(np.sqrt(2)))(x))
+        return x
+
+
+@struct.dataclass
+class HybridDistribution:
+    """Product of a categorical per discrete branch and a diagonal Gaussian over continuous dims."""
+
+    logits: tuple  # one f32[..., n_b] per branch
+    mean: jax.Array  # f32[..., C]
+    log_std: jax.Array  # f32[C]
+
+    def _categoricals(self) -> list[distrax.Categorical]:
+        return [distrax.Categorical(logits=lg) for lg in self.logits]
+
+    def _gaussian(self) -> distrax.MultivariateNormalDiag:
+        scale = jnp.broadcast_to(jnp.exp(self.log_std), self.mean.shape)
+        return distrax.MultivariateNormalDiag(self.mean, scale)
+
+    @property
+    def continuous_dims(self) -> int:
+        return self.mean.shape[-1]
+
+    def sample(self, key: jax.Array) -> dict[str, jax.Array]:
+        """`{continuous: f32[..., C], discrete: i32[..., B]}`.
+
+        One uniform draw feeds every part (Gumbel-max per branch, inverse-CDF normals): each
+        `jax.random` call adds a threefry kernel that XLA compiles slowly on CPU, and this runs inside
+        the rollout, the evaluation and the GIF programs.
+        """
+        sizes = [lg.shape[-1] for lg in self.logits]
+        n, c = int(sum(sizes)), self.continuous_dims
+        lead = self.mean.shape[:-1]
+        tiny = jnp.finfo(jnp.float32).tiny
+        u = jax.random.uniform(key, lead + (n + c,), jnp.float32, minval=tiny, maxval=1.0)
+        gumbel = -jnp.log(-jnp.log(u[..., :n]))
+        splits = np.cumsum(sizes)[:-1].tolist()
+        noise = jnp.split(gumbel, splits, axis=-1) if n else []
+        discrete = [jnp.argmax(lg + g, axis=-1) for lg, g in zip(self.logits, noise, strict=True)]
+        normal = jax.scipy.special.ndtri(jnp.clip(u[..., n:], 1e-7, 1.0 - 1e-7))
+        continuous = self.mean + jnp.exp(self.log_std) * normal
+        return {"continuous": continuous, "discrete": self._stack(discrete)}
+
+    def mode(self) -> dict[str, jax.Array]:
+        """The greedy action: each branch's most likely choice and the Gaussian mean."""
+        discrete = [jnp.argmax(lg, axis=-1) for lg in self.logits]
+        return {"continuous": self.mean, "discrete": self._stack(discrete)}
+
+    def _stack(self, parts: list[jax.Array]) -> jax.Array:
+        if not parts:
+            return jnp.zeros(self.mean.shape[:-1] + (0,), jnp.int32)
+        return jnp.stack(parts, axis=-1).astype(jnp.int32)
+
+    def log_prob(self, action: dict[str, jax.Array]) -> jax.Array:
+        """Sum of the parts' log-probabilities, f32[...]."""
+        total = jnp.zeros(self.mean.shape[:-1], jnp.float32)
+        for b, c in enumerate(self._categoricals()):
+            total = total + c.log_prob(action["discrete"][..., b])
+        if self.continuous_dims:
+            total = total + self._gaussian().log_prob(action["continuous"])
+        return total
+
+    def entropy(self) -> jax.Array:
+        """Sum of the parts' entropies, f32[...]."""
+        total = jnp.zeros(self.mean.shape[:-1], jnp.float32)
+        for c in self._categoricals():
+            total = total + c.entropy()
+        if self.continuous_dims:
+            total = total + self._gaussian().entropy()
+        return total
+
+
+class Actor(nn.Module):
+    """Observation -> `HybridDistribution`."""
+
+    continuous_dims: int
+    discrete_branches: Sequence[int]
+    hidden_sizes: Sequence[int] = (64, 64)
+    cnn_channels: Sequence[int] = (16, 32)
+    activation: str = "tanh"
+    init_log_std: float = -0.5
+
+    @nn.compact
+    def __call__(self, obs: dict[str, jax.Array]) -> HybridDistribution:
+        x = Encoder(self.hidden_sizes, self.cnn_channels, self.activation)(obs)
+        n_logits = int(sum(self.discrete_branches))
+        width = n_logits + self.continuous_dims
+        head = nn.Dense(max(width, 1), kernel_init=orthogonal(0.01), name="policy_head")(x)
+        splits = np.cumsum(list(self.discrete_branches))[:-1].tolist()
+        logits = tuple(jnp.split(head[..., :n_logits], splits, axis=-1)) if n_logits else ()
+        mean = head[..., n_logits : n_logits + self.continuous_dims]
+        if self.continuous_dims:
+            log_std = self.param(
+                "log_std", nn.initializers.constant(self.init_log_std), (self.continuous_dims,)
+            )
+        else:
+            log_std = jnp.zeros((0,), jnp.float32)
+        return HybridDistribution(logits=logits, mean=mean, log_std=log_std)
+
+
+class Critic(nn.Module):
+    """Observation (IPPO: local; MAPPO: global state + agent id as `vector`) -> value f32[...]."""
+
+    hidden_sizes: Sequence[int] = (64, 64)
+    cnn_channels: Sequence[int] = (16, 32)
+    activation: str = "tanh"
+
+    @nn.compact
+    def __call__(self, obs: dict[str, jax.Array]) -> jax.Array:
+        x = Encoder(self.hidden_sizes, self.cnn_channels, self.activation)(obs)
+        return nn.Dense(1, kernel_init=orthogonal(1.0), name="value_head")(x)[..., 0]

@@ -1,0 +1,61 @@
+"""Episode pictures: render every `stride` steps inside one compiled scan, write an animated GIF."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from hivex_jax.core.registry import world_key
+from hivex_jax.eval.rollout import Policy
+
+
+def episode_frames(
+    env: Any,
+    env_params: Any,
+    policy: Policy,
+    policy_params: Any = None,
+    world_seed: int = 6000,
+    key: jax.Array | int = 0,
+    stride: int = 50,
+    num_frames: int = 100,
+) -> np.ndarray:
+    """uint8[F, H, W, 3]: the reset frame, then one frame every `stride` steps (F <= `num_frames`).
+    After the episode ends the last state is held (no auto-reset)."""
+    key = jax.random.PRNGKey(key) if isinstance(key, int) else key
+    key = jax.random.fold_in(key, world_seed)
+
+    @jax.jit
+    def run(policy_params):
+        obs, state = env.reset(world_key(jnp.uint32(world_seed)), env_params)
+
+        def one_step(carry, t):
+            obs, state, finished = carry
+            k_act, k_env = jax.random.split(jax.random.fold_in(key, t))
+            action = policy(policy_params, k_act, obs, state)
+            new_obs, new_state, _, _, _, info = env.step(k_env, state, action, env_params)
+            hold = lambda new, old: jax.tree.map(lambda a, b: jnp.where(finished, b, a), new, old)  # noqa: E731
+            return (hold(new_obs, obs), hold(new_state, state), finished | info["done"]), None
+
+        def one_frame(carry, f):
+            carry, _ = jax.lax.scan(one_step, carry, f * stride + jnp.arange(stride))
+            return carry, env.render(carry[1], env_params)
+
+        first = env.render(state, env_params)
+        _, frames = jax.lax.scan(one_frame, (obs, state, jnp.zeros((), bool)), jnp.arange(num_frames - 1))
+        return jnp.concatenate([first[None], frames], axis=0)
+
+    return np.asarray(run(policy_params))
+
+
+def write_gif(path: str | Path, frames: np.ndarray, fps: int = 20) -> Path:
+    """Write uint8[F, H, W, 3] frames as a looping GIF."""
+    import imageio.v2 as imageio
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    imageio.mimsave(path, list(np.asarray(frames, np.uint8)), duration=1.0 / fps, loop=0)
+    return path

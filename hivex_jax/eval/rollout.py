@@ -1,0 +1,159 @@
+"""Full-episode rollouts on given worlds, compiled as one `lax.scan` per episode and vmapped over worlds
+(and over a batch of policy parameters, e.g. training seeds).
+
+A policy is `policy(policy_params, key, obs, state) -> action` for one env (`obs` leaves `[A, ...]`).
+Every call with the same `key` and worlds sees the same worlds and the same environment randomness, so
+all training seeds (and the scripted / random baselines) are scored on identical episodes.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from hivex_jax.core.registry import world_key
+from hivex_jax.wrappers.world_pool import seed_range
+
+Policy = Callable[[Any, jax.Array, dict, Any], dict]
+
+
+def _episode(env: Any, env_params: Any, policy: Policy, num_steps: int):
+    """`run(policy_params, world_seed, key) -> totals` for one episode of at most `num_steps` steps."""
+
+    def run(policy_params: Any, world_seed: jax.Array, key: jax.Array) -> dict[str, jax.Array]:
+        obs, state = env.reset(world_key(world_seed), env_params)
+        key = jax.random.fold_in(key, world_seed)
+        a = env.num_agents
+        zero_info = jax.eval_shape(lambda: env.step(key, state, env.action_space().noop(), env_params)[5])
+        totals = {
+            "return": jnp.zeros(a, jnp.float32),
+            "length": jnp.zeros((), jnp.int32),
+            "active_steps": jnp.zeros(a, jnp.int32),
+            "reward_terms": jnp.zeros((a, len(env.reward_term_names)), jnp.float32),
+            "stats": jax.tree.map(lambda s: jnp.zeros(s.shape, jnp.float32), zero_info.get("stats", {})),
+        }
+
+        def body(carry, t):
+            obs, state, totals, finished = carry
+            k_act, k_env = jax.random.split(jax.random.fold_in(key, t))
+            action = policy(policy_params, k_act, obs, state)
+            obs, state, reward, _, _, info = env.step(k_env, state, action, env_params)
+            live = (~finished).astype(jnp.float32)  # count each episode once, then stop
+            totals = {
+                "return": totals["return"] + live * reward,
+                "length": totals["length"] + (~finished).astype(jnp.int32),
+                "active_steps": totals["active_steps"] + (live * info["active"]).astype(jnp.int32),
+                "reward_terms": totals["reward_terms"] + live * info.get("reward_terms", 0.0),
+                "stats": jax.tree.map(
+                    lambda x, y: x + live * y.astype(jnp.float32), totals["stats"], info.get("stats", {})
+                ),
+            }
+            return (obs, state, totals, finished | info["done"]), None
+
+        init = (obs, state, totals, jnp.zeros((), bool))
+        (_, _, totals, _), _ = jax.lax.scan(body, init, jnp.arange(num_steps))
+        return totals
+
+    return run
+
+
+class Evaluator:
+    """Compiled held-out evaluation: `evaluator(policy_params)` -> totals shaped `[W, ...]`, or
+    `[P, W, ...]` with `batched=True` (P = leading axis of `policy_params`, e.g. training seeds).
+
+    Built once and called many times (e.g. during training) without recompiling.
+    """
+
+    def __init__(
+        self,
+        env: Any,
+        env_params: Any,
+        policy: Policy,
+        worlds: str | Sequence[int],
+        key: jax.Array | int = 0,
+        num_steps: int | None = None,
+        batched: bool = False,
+    ):
+        self.worlds = seed_range(worlds)
+        self.env = env
+        self.num_steps = int(env_params.max_steps) if num_steps is None else int(num_steps)
+        self.key = jax.random.PRNGKey(key) if isinstance(key, int) else key
+        run = _episode(env, env_params, policy, self.num_steps)
+        over_worlds = jax.vmap(run, in_axes=(None, 0, None))
+        fn = jax.vmap(over_worlds, in_axes=(0, None, None)) if batched else over_worlds
+        self._fn = jax.jit(fn)
+        self._seeds = jnp.asarray(self.worlds.astype(np.uint32))
+
+    def __call__(
+        self, policy_params: Any = None, worlds: str | Sequence[int] | None = None
+    ) -> dict[str, Any]:
+        """Totals on the evaluator's worlds, or on `worlds` (recompiles only if their count differs)."""
+        seeds = self._seeds if worlds is None else jnp.asarray(seed_range(worlds).astype(np.uint32))
+        out = self._fn(policy_params, seeds, self.key)
+        return jax.tree.map(np.asarray, out)
+
+
+def evaluate(
+    env: Any,
+    env_params: Any,
+    policy: Policy,
+    worlds: str | Sequence[int],
+    policy_params: Any = None,
+    key: jax.Array | int = 0,
+    num_steps: int | None = None,
+    batched: bool = False,
+) -> dict[str, Any]:
+    """One-shot `Evaluator(...)(policy_params)`: per-world (and per-agent) episode totals as numpy."""
+    return Evaluator(env, env_params, policy, worlds, key, num_steps, batched)(policy_params)
+
+
+# ------------------------------------------------------------------------------------ baselines
+def random_policy(env: Any) -> Policy:
+    """Uniform random hybrid actions (the HIVEX random baseline)."""
+    space = env.action_space()
+    return lambda policy_params, key, obs, state: space.sample(key)
+
+
+def find_scripted_policy(env: Any) -> Callable | None:
+    """The environment package's `scripted_policy(obs, params)` (in the package, `env.py` or
+    `heuristics.py`), or None if it has none."""
+    base = getattr(env, "unwrapped", env)
+    package = type(base).__module__.rsplit(".", 1)[0]
+    for module_name in (package, f"{package}.heuristics", f"{package}.env"):
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:
+            continue
+        fn = getattr(module, "scripted_policy", None)
+        if callable(fn):
+            return fn
+    return None
+
+
+def scripted_policy(env: Any, env_params: Any) -> Policy | None:
+    """The environment's scripted controller as a `Policy`, or None."""
+    fn = find_scripted_policy(env)
+    if fn is None:
+        return None
+    return lambda policy_params, key, obs, state: fn(obs, env_params)
+
+
+def summarize_totals(totals: dict[str, Any], reward_term_names: Sequence[str]) -> dict[str, Any]:
+    """Per-world numbers from `Evaluator` output `[W, A, ...]`: mean-over-agents return, per-term sums,
+    statistics (agent means), length."""
+    out = {
+        "return": np.asarray(totals["return"]).mean(-1).tolist(),
+        "return_per_agent": np.asarray(totals["return"]).tolist(),
+        "length": np.asarray(totals["length"]).tolist(),
+        "reward_terms": {
+            name: np.asarray(totals["reward_terms"])[..., i].mean(-1).tolist()
+            for i, name in enumerate(reward_term_names)
+        },
+        "stats": {k: np.asarray(v).mean(-1).tolist() for k, v in totals["stats"].items()},
+    }
+    return out

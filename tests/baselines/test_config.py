@@ -1,0 +1,85 @@
+"""Config loading, overrides, derived sizes and the errors raised before anything compiles."""
+
+import pytest
+
+from baselines.config import (
+    DEFAULT_CONFIG,
+    ConfigError,
+    IPPOConfig,
+    MAPPOConfig,
+    from_dict,
+    load_config,
+    parse_overrides,
+)
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def test_default_config_is_ippo_on_wind_farm_task0_pattern0():
+    config = load_config()
+    assert isinstance(config, IPPOConfig)
+    assert (config.env_id, config.task, config.level) == ("WindFarmControl-v0", 0, 0)
+    assert DEFAULT_CONFIG.name == "ippo_wind_farm_control.yaml"
+
+
+def test_mappo_config_file():
+    config = load_config(DEFAULT_CONFIG.parent / "mappo_wind_farm_control.yaml")
+    assert isinstance(config, MAPPOConfig) and config.critic_agent_id
+
+
+def test_overrides_are_typed_and_derived_sizes_follow():
+    config = load_config(
+        None,
+        [
+            "lr=1e-3",
+            "num_envs=4",
+            "num_steps=16",
+            "total_env_steps=1000",
+            "chunk_updates=3",
+            "hidden_sizes=[8,8]",
+            "anneal_lr=false",
+            "env_params.wind_noise_degrees=5",
+            "level=null",
+        ],
+    )
+    assert config.lr == 1e-3 and isinstance(config.lr, float)
+    assert config.hidden_sizes == (8, 8) and config.anneal_lr is False and config.level is None
+    assert config.env_params == {"wind_noise_degrees": 5}
+    assert config.steps_per_update == 64
+    # 1000 / 64 = 15.6 updates -> rounded up to whole chunks of 3: 6 chunks, 18 updates
+    assert (config.num_chunks, config.num_updates, config.env_steps) == (6, 18, 18 * 64)
+    assert config.minibatch_env_steps == 64 // config.num_minibatches
+    assert config.num_actors(8) == 32
+
+
+def test_yaml_round_trip(tmp_path):
+    config = load_config(None, ["num_seeds=5", "test_worlds=7000:7010"])
+    path = tmp_path / "c.yaml"
+    path.write_text(config.to_yaml())
+    assert load_config(path) == config
+
+
+def test_unknown_key_is_named_with_a_suggestion():
+    with pytest.raises(ConfigError, match="unknown config key") as err:
+        load_config(None, ["num_env=4"])
+    assert "'num_env' (did you mean num_envs" in str(err.value)
+
+
+def test_minibatches_must_divide_the_batch():
+    with pytest.raises(ConfigError, match="not divisible into num_minibatches"):
+        load_config(None, ["num_envs=3", "num_steps=5", "num_minibatches=4"])
+
+
+def test_other_impossible_combinations():
+    with pytest.raises(ConfigError, match="overlap"):
+        load_config(None, ["train_worlds=5000:6000", "test_worlds=5990:6010"])
+    with pytest.raises(ConfigError, match="algo"):
+        load_config(None, ["algo=dqn"])
+    with pytest.raises(ConfigError, match="cannot read"):
+        load_config(None, ["num_envs=lots"])
+    with pytest.raises(ConfigError, match="num_seeds must be >= 1"):
+        from_dict({"num_seeds": 0})
+    with pytest.raises(ConfigError, match="key=value"):
+        parse_overrides(["lr"])
+    with pytest.raises(ConfigError, match="does not exist"):
+        load_config("no/such/file.yaml")

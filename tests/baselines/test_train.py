@@ -1,0 +1,200 @@
+"""End to end on the tiny env (visual + vector obs, hybrid actions, early termination): `hivex train`,
+resume, `hivex evaluate`, per-seed outputs, MAPPO's critic alignment, and the throughput helper."""
+
+import csv
+import json
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+import yaml
+from fake_env import TINY_CONFIG
+
+from baselines import checkpoint
+from baselines.cli import evaluate_main, train_main
+from baselines.common import flatten_batch, shuffled_minibatches
+from baselines.config import from_dict
+from baselines.runner import Population, get_population, make_train
+
+pytestmark = pytest.mark.timeout(300)
+
+
+def _write_config(tmp_path, **changes):
+    path = tmp_path / "tiny.yaml"
+    path.write_text(yaml.safe_dump({**TINY_CONFIG, **changes}))
+    return str(path)
+
+
+def _csv(path):
+    with open(path) as f:
+        rows = list(csv.DictReader(f))
+    return [{k: v for k, v in r.items() if k != "wall_s"} for r in rows]
+
+
+@pytest.mark.timeout(300)
+def test_train_resume_evaluate_and_outputs(tmp_path):
+    config = _write_config(tmp_path, num_seeds=4)
+    common = ["--config", config, "--out-dir", str(tmp_path), "--no-progress"]
+    assert train_main([*common, "--name", "straight"]) == 0
+    # the same run, stopped after one chunk and resumed twice (a chunk per call, then the rest)
+    assert train_main([*common, "--name", "split", "--max-chunks", "1"]) == 0
+    split = tmp_path / "split"
+    assert checkpoint.latest_step(split) == 2
+    assert not (split / "eval.json").exists()
+    assert train_main(["--resume", str(split), "--no-progress", "--max-chunks", "1"]) == 0
+    assert train_main(["--resume", str(split), "--no-progress"]) == 0
+
+    straight = tmp_path / "straight"
+    for name in ("config.yaml", "metrics.csv", "learning_curve.png", "eval.json", "episode.gif"):
+        assert (straight / name).stat().st_size > 0, name
+    # resume continues exactly: same per-update metrics, evaluation and final parameters
+    rows = _csv(straight / "metrics.csv")
+    assert rows == _csv(split / "metrics.csv")
+    assert len(rows) == 6
+    a, b = (json.loads((d / "eval.json").read_text()) for d in (straight, split))
+    assert a["policies"] == b["policies"]
+    cfg = from_dict(yaml.safe_load((straight / "config.yaml").read_text()))
+    abstract = Population(make_train(cfg)).abstract_state()
+    state_a, meta = checkpoint.restore(straight, abstract)
+    state_b, _ = checkpoint.restore(split, abstract)
+    for x, y in zip(jax.tree.leaves(state_a), jax.tree.leaves(state_b), strict=True):
+        np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
+    assert meta["env_id"] == "TinyTrainerTest-v0" and meta["jax_version"] == jax.__version__
+    assert meta["config"]["num_seeds"] == 4
+
+    # one CSV column set per seed
+    header = list(rows[0])
+    for s in range(4):
+        assert f"seed_{s}/step_reward" in header and f"seed_{s}/test_return_greedy" in header
+    assert "seed_4/step_reward" not in header
+    assert rows[3]["seed_2/test_return_greedy"] != "" and rows[2]["seed_2/test_return_greedy"] == ""
+
+    # eval.json: per test world, every seed, both trained variants and the baselines
+    assert a["worlds"] == [200, 201]
+    assert set(a["policies"]) == {"greedy", "stochastic", "scripted", "random"}
+    world = a["policies"]["greedy"]["per_world"][0]
+    assert len(world["return_per_seed"]) == 4 and set(world["reward_terms"]) == {
+        "closeness",
+        "direction_bonus",
+        "branch_bonus",
+    }
+    assert "distance" in world["stats"]
+    assert "greedy" in a["ratio_to_scripted"]
+
+    # hivex evaluate on other worlds
+    assert evaluate_main([str(straight), "--worlds", "300:302"]) == 0
+    other = json.loads((straight / "eval_300-302.json").read_text())
+    assert other["worlds"] == [300, 301] and other["updates_done"] == 6
+    assert len(other["policies"]["stochastic"]["per_world"][1]["return_per_seed"]) == 4
+
+
+@pytest.mark.timeout(300)
+def test_sweep_tabulates_every_combination(tmp_path):
+    from baselines.cli import sweep_main
+
+    config = _write_config(tmp_path, num_seeds=4, gif_frames=0)
+    args = ["--config", config, "--grid", "checkpoint_every=1,3", "--out-dir", str(tmp_path), "--no-progress"]
+    assert sweep_main(args) == 0
+    rows = json.loads((tmp_path / "sweep" / "sweep.json").read_text())
+    assert [r["combination"] for r in rows] == ["checkpoint_every=1", "checkpoint_every=3"]
+    assert rows[0]["greedy"]["num_seeds"] == 4 and "ci95" in rows[1]["stochastic"]
+    assert rows[0]["greedy"] == rows[1]["greedy"]  # host-only key: same training, same numbers
+    assert "± " in (tmp_path / "sweep" / "sweep.md").read_text()
+
+
+@pytest.mark.timeout(300)
+def test_cli_errors_come_before_compiling(tmp_path, capsys):
+    assert train_main(["--resume", str(tmp_path / "nothing"), "--no-progress"]) == 2
+    assert "no config.yaml" in capsys.readouterr().err
+    assert train_main(["--config", _write_config(tmp_path), "num_envs=3", "num_steps=3"]) == 2
+    assert "not divisible into num_minibatches" in capsys.readouterr().err
+    assert train_main(["--config", _write_config(tmp_path), "lerning_rate=1"]) == 2
+    assert "unknown config key" in capsys.readouterr().err
+    assert evaluate_main([str(tmp_path)]) == 2
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("algo", ["ippo", "mappo"])
+def test_population_metrics_are_per_seed_and_finite(algo):
+    config = from_dict({**TINY_CONFIG, "algo": algo, "num_seeds": 4})
+    population = get_population(config)  # IPPO: the program of the run above, from the cache
+    state = population.init()
+    state, metrics = population.chunk(state)
+    for name, value in metrics.items():
+        assert value.shape == (4, config.chunk_updates), name
+        assert np.all(np.isfinite(value)), name
+    assert np.all(metrics["active_fraction"] <= 1.0) and np.any(metrics["active_fraction"] < 1.0)
+    assert int(state.update[0]) == config.chunk_updates
+    assert not np.allclose(metrics["loss"][0], metrics["loss"][1])  # seeds are independent runs
+    if algo == "ippo":  # seed i is the same run whatever the number of seeds
+        solo = Population(make_train(config.replace(num_seeds=1)))
+        _, solo_metrics = solo.chunk(solo.init())
+        np.testing.assert_allclose(solo_metrics["loss"][0], metrics["loss"][0], rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.timeout(300)
+def test_mappo_critic_inputs_line_up_with_agents():
+    """Each flattened (and shuffled) sample's critic input carries the global state of the sample's own
+    env and time step and the one-hot id of the sample's own agent (JaxMARL's MAPPO once mixed them)."""
+    config = from_dict({**TINY_CONFIG, "algo": "mappo", "num_envs": 4, "num_steps": 6})
+    assert config.critic_agent_id and config.critic_local_obs
+    train = make_train(config)
+    runner = jax.jit(train.init)(jax.random.PRNGKey(3))
+    _, (traj, _) = jax.jit(train.rollout)(runner)
+    a, d = train.env.num_agents, 3 + train.env.num_agents  # tiny env: vector = x, goal, time, one-hot
+    s = 3 * a + 1  # tiny env global state: every x, every goal, every alive flag, time
+    assert traj.critic_obs["vector"].shape == (6, 4, a, s + d + a)
+    batch = shuffled_minibatches(jax.random.PRNGKey(0), flatten_batch(traj), 3)
+    obs = batch.obs["vector"].reshape(-1, d)
+    critic = batch.critic_obs["vector"].reshape(-1, s + d + a)
+    agent = jnp.argmax(obs[:, 3:], axis=-1)
+    np.testing.assert_array_equal(critic[:, -a:], obs[:, 3:])  # own one-hot id
+    np.testing.assert_array_equal(critic[:, s : s + d], obs)  # own local observation
+    own_x = jnp.take_along_axis(critic[:, :a], agent[:, None], axis=1)[:, 0]
+    own_goal = jnp.take_along_axis(critic[:, a : 2 * a], agent[:, None], axis=1)[:, 0]
+    np.testing.assert_array_equal(own_x, obs[:, 0])  # global state of the sample's own env and step
+    np.testing.assert_array_equal(own_goal, obs[:, 1])
+    np.testing.assert_array_equal(critic[:, s - 1], obs[:, 2])  # same time step
+
+
+@pytest.mark.timeout(300)
+def test_early_termination_masks_inactive_agents():
+    # 64-step rollouts: long enough that random walks leave [-0.95, 0.95] for some agents
+    config = {**TINY_CONFIG, "num_seeds": 4, "num_steps": 64, "total_env_steps": 512}
+    train = get_population(from_dict(config)).train
+    runner = jax.jit(train.init)(jax.random.PRNGKey(0))
+    _, (traj, episode) = jax.jit(train.rollout)(runner)
+    inactive = ~traj.active
+    assert bool(jnp.any(inactive)), "the tiny env should retire some agents early"
+    # an inactive agent earns nothing and counts as terminated (no bootstrap, masked out of the loss)
+    assert float(jnp.abs(jnp.where(inactive, traj.reward, 0.0)).max()) == 0.0
+    assert bool(jnp.all(jnp.where(inactive, traj.terminated, True)))
+
+
+@pytest.mark.timeout(300)
+def test_train_throughput_helper():
+    from baselines.bench import train_throughput
+
+    overrides = [f"{k}={json.dumps(v)}" for k, v in {**TINY_CONFIG, "num_seeds": 4, "level": None}.items()]
+    out = train_throughput(None, overrides, 2)
+    assert {"env_steps_per_s", "agent_steps_per_s", "compile_s", "num_envs", "num_seeds"} <= set(out)
+    assert out["agent_steps_per_s"] == pytest.approx(3 * out["env_steps_per_s"])
+    assert out["num_envs"] == 4 and out["num_seeds"] == 4 and out["env_steps_per_s"] > 0
+
+
+@pytest.mark.timeout(120)
+def test_critic_inputs_rows_follow_agents():
+    from baselines.mappo import critic_inputs
+
+    state = jnp.arange(10.0).reshape(2, 5)  # 2 envs, S = 5
+    out = np.asarray(critic_inputs(state, 3, agent_id=True)["vector"])
+    assert out.shape == (2, 3, 8)
+    for n in range(2):
+        for a in range(3):
+            np.testing.assert_array_equal(out[n, a, :5], state[n])
+            np.testing.assert_array_equal(out[n, a, 5:], np.eye(3)[a])
+    local = jnp.arange(12.0).reshape(2, 3, 2) + 100
+    out = np.asarray(critic_inputs(state, 3, agent_id=False, local_vector=local)["vector"])
+    assert out.shape == (2, 3, 7)
+    np.testing.assert_array_equal(out[1, 2, 5:], local[1, 2])
