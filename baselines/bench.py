@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-import time
-from typing import Any
+import os
 
-import jax
+os.environ.setdefault("PJRT_NPROC", "1")  # before jax starts (2-core CPU deadlock, see baselines/cli.py)
+
+import time  # noqa: E402
+from typing import Any  # noqa: E402
+
+import jax  # noqa: E402
 
 
 def train_throughput(config_path: str | None, overrides: list[str], num_updates: int) -> dict[str, Any]:

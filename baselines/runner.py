@@ -60,24 +60,27 @@ def make_train(config: PPOConfig, env: Any = None, env_params: Any = None) -> Tr
 class Population:
     """`num_seeds` independent runs, vmapped, sharded over `devices` (default: all local devices).
 
-    Sharding: over the seed axis when the device count divides `num_seeds` (no communication), else
-    over the env axis when it divides `num_envs` (parameters replicated, gradients all-reduced by
-    XLA), else replicated. The program is the same in every case, so the numbers agree with one device
-    up to float summation order.
+    Sharding (`shard_axis="auto"`): over the seed axis when the device count divides `num_seeds` (no
+    communication), else over the env axis when it divides `num_envs` (parameters replicated,
+    gradients all-reduced by XLA), else replicated; "seeds", "envs" or "none" force a choice. The
+    program is the same in every case, so the numbers agree with one device up to float summation
+    order.
     """
 
-    def __init__(self, train: Train, devices: Sequence[Any] | None = None):
+    def __init__(self, train: Train, devices: Sequence[Any] | None = None, shard_axis: str = "auto"):
         self.train = train
         self.config = train.config
         self.devices = list(devices if devices is not None else jax.local_devices())
         self.mesh = Mesh(np.asarray(self.devices), ("pop",))
         n = len(self.devices)
-        if self.config.num_seeds % n == 0:
-            self.shard_axis = "seeds"
-        elif self.config.num_envs % n == 0:
-            self.shard_axis = "envs"
-        else:
-            self.shard_axis = "none"
+        divides = {"seeds": self.config.num_seeds % n == 0, "envs": self.config.num_envs % n == 0}
+        if shard_axis == "auto":
+            shard_axis = "seeds" if divides["seeds"] else "envs" if divides["envs"] else "none"
+        elif shard_axis not in ("seeds", "envs", "none") or (
+            shard_axis != "none" and not divides[shard_axis]
+        ):
+            raise ValueError(f"cannot shard the {shard_axis!r} axis over {n} devices")
+        self.shard_axis = shard_axis
         self._init_one = jax.jit(train.init)
         self._chunk = jax.jit(
             self._vmapped_chunk,

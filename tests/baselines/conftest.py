@@ -27,6 +27,6 @@ if not jax.config.jax_compilation_cache_dir:
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import fake_env  # noqa: E402
+import trainer_fake_env  # noqa: E402
 
-fake_env.register()
+trainer_fake_env.register()

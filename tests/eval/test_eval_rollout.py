@@ -5,8 +5,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from fake_env import TinyEnv
-from fake_env import scripted_policy as tiny_scripted
+from trainer_fake_env import TinyEnv
+from trainer_fake_env import scripted_policy as tiny_scripted
 
 import hivex_jax
 from hivex_jax.eval import Evaluator, evaluate, find_scripted_policy, random_policy, summarize_totals

@@ -4,7 +4,7 @@ inactive early, world seeds and a global state. It is small so tests compile and
 
 Each agent `a` sits at `x_a` in [-1, 1] with a target `g_a` (from the world key). It moves by
 0.25 * continuous action; reward = 1 - |x - g| (+0.5 if discrete branch 0 picks 1 while x < g,
-+0.25 if branch 1 picks 2). An agent that leaves [-0.95, 0.95] terminates (inactive afterwards);
++0.25 if branch 1 picks 2). An agent that leaves [-0.9, 0.9] terminates (inactive afterwards);
 the episode is truncated after `max_steps`.
 """
 
@@ -104,7 +104,7 @@ class TinyEnv(Environment):
             obs=self._observe(new_state, params),
             state=new_state,
             reward=terms.sum(-1),
-            terminated=jnp.abs(x) > 0.95,
+            terminated=jnp.abs(x) > 0.9,
             info={
                 "reward_terms": terms,
                 "raw_reward_terms": raw,

@@ -3,7 +3,7 @@
 import imageio.v2 as imageio
 import numpy as np
 import pytest
-from fake_env import TinyEnv
+from trainer_fake_env import TinyEnv
 
 from hivex_jax.eval import episode_frames, learning_curve, random_policy
 from hivex_jax.eval.render import main as render_main

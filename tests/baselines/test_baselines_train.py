@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 import yaml
-from fake_env import TINY_CONFIG
+from trainer_fake_env import TINY_CONFIG
 
 from baselines import checkpoint
 from baselines.cli import evaluate_main, train_main
@@ -164,7 +164,10 @@ def test_early_termination_masks_inactive_agents():
     config = {**TINY_CONFIG, "num_seeds": 4, "num_steps": 64, "total_env_steps": 512}
     train = get_population(from_dict(config)).train
     runner = jax.jit(train.init)(jax.random.PRNGKey(0))
-    _, (traj, episode) = jax.jit(train.rollout)(runner)
+    rollout = jax.jit(train.rollout)
+    runner, (first, _) = rollout(runner)
+    _, (second, _) = rollout(runner)  # 16 steps: past the 12-step episodes
+    traj = jax.tree.map(lambda a, b: jnp.concatenate([a, b]), first, second)
     inactive = ~traj.active
     assert bool(jnp.any(inactive)), "the tiny env should retire some agents early"
     # an inactive agent earns nothing and counts as terminated (no bootstrap, masked out of the loss)
