@@ -1,0 +1,245 @@
+"""WildfireResourceManagement-v0: 9 watch towers share resources while a wildfire burns (reference §2.2)."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from flax import struct
+
+from hivex_jax.core import spaces
+from hivex_jax.core.environment import Environment, EnvState, StepOutput
+from hivex_jax.envs.wildfire_resource_management import dynamics, generator, render, rewards
+from hivex_jax.envs.wildfire_resource_management.generator import BURNING, BURNT
+from hivex_jax.envs.wildfire_resource_management.observations import LAYOUT, VECTOR_SIZE, observe
+from hivex_jax.envs.wildfire_resource_management.params import (
+    NUM_BRANCHES,
+    NUM_TOWERS,
+    REWARD_TERM_NAMES,
+    TASK_NAMES,
+    WildfireParams,
+    task_weight_row,
+)
+
+COARSE_MAP = 8  # global_state carries the fire as an 8 x 8 map of burning / burnt fractions
+
+
+@struct.dataclass
+class WildfireState(EnvState):
+    # World, fixed at reset.
+    heights: jax.Array  # f32[R, R], metres; row 0 north
+    flammability: jax.Array  # f32[R, R], hazard per burning neighbour at the reference weather
+    tower_xyz: jax.Array  # f32[A, 3], (x, elevation, z) of each tower's base
+    tower_weather: jax.Array  # f32[A, 3], local (temperature, humidity, overcast) before the cycle
+    fire_seed: jax.Array  # u32[], per-world seed of the fire's hash RNG
+    wind_angle: jax.Array  # f32[], main direction the wind blows towards (rad)
+    wind_speed: jax.Array  # f32[], m/s
+    wind_phase: jax.Array  # f32[], phase of the wind's swing
+    weather_phase: jax.Array  # f32[], phase of the weather cycle
+    # Changing.
+    fire: jax.Array  # u8[R, R], FUEL / BURNING / BURNT or land cover (generator.py)
+    allocation: jax.Array  # f32[A, 4], resources each tower hands to self and neighbours 1-3
+    fire_position: jax.Array  # f32[A, 3], closest observed burning cell (x, y, z)
+    fire_found: jax.Array  # bool[A], whether the tower sees any fire
+    distance: jax.Array  # f32[A], distance to it now (NO_FIRE_DISTANCE if none)
+    previous_distance: jax.Array  # f32[A], at the previous step
+
+
+class WildfireResourceManagement(Environment):
+    """Wildfire Resource Management. Static options: `fire_resolution` (cells per side, multiple of 8,
+    16-128; default 32 = 37.5 m cells), `render_size`."""
+
+    env_id = "WildfireResourceManagement-v0"
+    reward_term_names = REWARD_TERM_NAMES
+    task_ids = tuple(range(len(TASK_NAMES)))
+    task_names = TASK_NAMES
+    level_field = "terrain_level"
+    level_values = tuple(range(1, 11))
+    params_type = WildfireParams
+    static_options: ClassVar[tuple[str, ...]] = ("fire_resolution", "render_size")
+    discrete_branches = (3,) * NUM_BRANCHES
+
+    def __init__(self, fire_resolution: int = 32, render_size: int = 256):
+        if fire_resolution % COARSE_MAP or not 16 <= fire_resolution <= 128:
+            raise ValueError(
+                "WildfireResourceManagement-v0: fire_resolution must be a multiple of 8 in [16, 128]; "
+                f"got {fire_resolution}"
+            )
+        self.num_agents = NUM_TOWERS
+        self.fire_resolution = fire_resolution
+        self.render_size = render_size
+        self.neighbours = generator.neighbour_table()  # i32[9, 3], numpy (static)
+        targets = generator.branch_targets()
+        self._neighbours = jnp.asarray(self.neighbours)
+        self._target_onehot = jnp.asarray(np.eye(NUM_TOWERS, dtype=np.float32)[targets])  # [A, 4, A]
+        self._max_support = jnp.asarray(1.0 + generator.in_degree(), jnp.float32)
+
+    def default_params(self) -> WildfireParams:
+        return WildfireParams()
+
+    # ----------------------------------------------------------------------------------- spaces
+    def observation_space(self, params: WildfireParams | None = None) -> spaces.Dict:
+        return spaces.Dict({"vector": spaces.Box(-1.0, 1.0, (self.num_agents, VECTOR_SIZE), jnp.float32)})
+
+    def observation_layout(self) -> dict[str, slice]:
+        return dict(LAYOUT)
+
+    # --------------------------------------------------------------------------------- dynamics
+    def _observe(self, state: WildfireState, support: jax.Array, params: WildfireParams):
+        t = state.step.astype(jnp.float32)
+        weather = state.tower_weather + generator.weather_offsets(state.weather_phase, t, params)
+        return observe(
+            state.fire_position,
+            state.fire_found,
+            weather,
+            state.allocation,
+            support,
+            self._max_support,
+            params,
+        )
+
+    def reset_env(self, key: jax.Array, params: WildfireParams):
+        world = generator.generate_world(key, params, self.fire_resolution)
+        position, distance, found = dynamics.nearest_fire(
+            world["fire"] == BURNING, world["heights"], world["tower_xyz"], params
+        )
+        a = self.num_agents
+        state = WildfireState(
+            step=jnp.int32(0),
+            alive=jnp.ones(a, bool),
+            allocation=jnp.zeros((a, NUM_BRANCHES), jnp.float32),
+            fire_position=position,
+            fire_found=found,
+            distance=distance,
+            previous_distance=distance,  # nothing seen before: "not approaching"
+            **world,
+        )
+        return self._observe(state, jnp.zeros(a, jnp.float32), params), state
+
+    def step_env(self, key, state: WildfireState, action, params: WildfireParams) -> StepOutput:
+        # 1. Towers re-allocate (inactive towers do nothing).
+        act = jnp.where(state.alive[:, None], action["discrete"], dynamics.NOOP)
+        allocation = dynamics.allocate(state.allocation, act, params)
+        support = dynamics.received_support(allocation, self._target_onehot)
+
+        # 2. Rewards: performance from the fire the towers saw when they acted (previous and current
+        #    sighting, eq. 6-8), weighted by the resources as allocated now.
+        p = rewards.tower_performance(state.previous_distance, state.distance, params)
+        collective = rewards.collective_reward(p, params)
+        raw_terms = jnp.stack(
+            [
+                rewards.self_reward(p, allocation[:, 0], support, params),
+                rewards.neighbourhood_reward(p, self._neighbours, allocation[:, 1:], params),
+                jnp.broadcast_to(collective, p.shape),
+            ],
+            axis=-1,
+        )
+        terms = raw_terms * task_weight_row(params)
+
+        # 3. The fire advances one step.
+        t = state.step.astype(jnp.float32)
+        offsets = generator.weather_offsets(state.weather_phase, t, params)
+        angle = dynamics.wind_now(state.wind_angle, state.wind_phase, t, params)
+        fire = dynamics.spread_fire(
+            state.fire,
+            state.heights,
+            state.flammability,
+            dynamics.direction_weights(angle, state.wind_speed, params),
+            generator.cycle_gain(offsets, params),
+            dynamics.region_suppression(support, self.fire_resolution, params),
+            state.fire_seed,
+            state.step,
+            params,
+        )
+        burning = fire == BURNING
+        position, distance, found = dynamics.nearest_fire(burning, state.heights, state.tower_xyz, params)
+        fire_over = ~jnp.any(burning)
+
+        new_state = state.replace(
+            step=state.step + 1,
+            fire=fire,
+            allocation=allocation,
+            fire_position=position,
+            fire_found=found,
+            distance=distance,
+            previous_distance=state.distance,
+        )
+        handed_out = jnp.sum(allocation, axis=-1)
+        info = {
+            "reward_terms": terms,
+            "raw_reward_terms": raw_terms,
+            "stats": {
+                # HIVEX's logged statistics (reference §3.2 / §6.12). Per-step increments: the episode
+                # sums are HIVEX's per-episode values.
+                "individual_performance": p,
+                "collective_performance": terms[:, 2],
+                "reward_for_moving_resources_to_self": terms[:, 0],
+                "reward_for_moving_resources_to_neighbours": terms[:, 1],
+                # Increments of the resources handed out, so the episode sum is the count at the end.
+                "individual_resource_count": handed_out - jnp.sum(state.allocation, axis=-1),
+            },
+        }
+        return StepOutput(
+            obs=self._observe(new_state, support, params),
+            state=new_state,
+            reward=jnp.sum(terms, axis=-1),
+            terminated=jnp.broadcast_to(fire_over, (self.num_agents,)),  # the episode ends with the fire
+            info=info,
+        )
+
+    # ----------------------------------------------------------------------------------- extras
+    def global_state(self, state: WildfireState, params: WildfireParams) -> jax.Array:
+        """f32[9*7 + 9*4 + 9 + 2*64 + 3]: every tower's observation, the allocation, the performance the
+        next reward uses, 8 x 8 maps of burning and burnt fractions, the wind and the time left."""
+        support = dynamics.received_support(state.allocation, self._target_onehot)
+        obs = self._observe(state, support, params)["vector"]
+        p = rewards.tower_performance(state.previous_distance, state.distance, params)
+        k = self.fire_resolution // COARSE_MAP
+
+        def coarse(mask: jax.Array) -> jax.Array:
+            return (
+                mask.astype(jnp.float32).reshape(COARSE_MAP, k, COARSE_MAP, k).mean(axis=(1, 3)).reshape(-1)
+            )
+
+        angle = dynamics.wind_now(state.wind_angle, state.wind_phase, state.step.astype(jnp.float32), params)
+        wind = (
+            state.wind_speed
+            / jnp.maximum(params.wind_speed_max, 1e-6)
+            * jnp.stack([jnp.cos(angle), jnp.sin(angle)])
+        )
+        time_left = 1.0 - state.step.astype(jnp.float32) / params.max_steps
+        return jnp.concatenate(
+            [
+                obs.reshape(-1),
+                state.allocation.reshape(-1) / params.resource_budget,
+                p,
+                coarse(state.fire == BURNING),
+                coarse(state.fire == BURNT),
+                wind,
+                time_left[None],
+            ]
+        ).astype(jnp.float32)
+
+    def render(self, state: WildfireState, params: WildfireParams) -> jax.Array:
+        return render.render_world(state, params, self.neighbours, self.render_size)
+
+
+def scripted_policy(obs: dict[str, jax.Array], params: WildfireParams) -> dict[str, jax.Array]:
+    """Put the whole budget where the task pays most per unit: neighbours (scaled by
+    `neighbour_resource_scale`) when their weight beats self's, else self; take it from the other side.
+
+    Task 0 and 2 -> all to the 3 neighbours, task 1 (Keep All) -> all to self. Uses no fire information:
+    a tower's observation does not say where the tower is, so it cannot tell which neighbour is nearer.
+    """
+    a = obs["vector"].shape[0]
+    w = task_weight_row(params)
+    to_neighbours = w[1] * params.neighbour_resource_scale > w[0]
+    self_branch = jnp.where(to_neighbours, dynamics.REMOVE, dynamics.ADD)
+    nb_branch = jnp.where(to_neighbours, dynamics.ADD, dynamics.REMOVE)
+    row = jnp.stack([self_branch, nb_branch, nb_branch, nb_branch]).astype(jnp.int32)
+    return {
+        "continuous": jnp.zeros((a, 0), jnp.float32),
+        "discrete": jnp.broadcast_to(row, (a, NUM_BRANCHES)),
+    }
