@@ -30,15 +30,22 @@ def _consume(obs: Any) -> Any:
     return sum(jnp.sum(leaf.astype(jnp.float32)) for leaf in jax.tree.leaves(obs))
 
 
-def hivex_runner(env_id: str, batch: int, steps: int, autoreset: bool = True, **overrides: Any):
-    """(init_fn, run_fn, num_agents): `run_fn(carry)` advances `batch` worlds `steps` steps."""
+def hivex_runner(
+    env_id: str, batch: int, steps: int, autoreset: bool = True, pregenerate: int = 0, **overrides: Any
+):
+    """(init_fn, run_fn, num_agents): `run_fn(carry)` advances `batch` worlds `steps` steps.
+
+    `pregenerate=N` resets from N worlds built once (`PregeneratedWorldPool`, what `hivex train`
+    does by default) instead of generating a world at every reset."""
     import jax
     import jax.numpy as jnp
 
     import hivex_jax
-    from hivex_jax.wrappers import AutoReset
+    from hivex_jax.wrappers import AutoReset, PregeneratedWorldPool
 
     env, params = hivex_jax.make(env_id, **overrides)
+    if pregenerate:
+        env = PregeneratedWorldPool(env, range(pregenerate), params)
     if autoreset:
         env = AutoReset(env)
     space = env.action_space(params)
@@ -141,6 +148,13 @@ def _parse(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--repeats", type=int, default=5, help="timed repeats; the median is reported")
     p.add_argument("--peer", action="store_true", help=f"also measure JaxMARL {PEER_ID}")
     p.add_argument("--no-autoreset", action="store_true", help="measure bare step (no AutoReset)")
+    p.add_argument(
+        "--pregenerate",
+        type=int,
+        default=0,
+        metavar="N",
+        help="auto-reset from N worlds built once (as `hivex train` does) instead of generating each",
+    )
     p.add_argument("--json", default=None, help="write results here (default bench_results/<env>.json)")
     p.add_argument("--train", default=None, metavar="CONFIG", help="also measure end-to-end training")
     p.add_argument("--train-updates", type=int, default=4, help="updates timed for --train")
@@ -188,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
             return 2
 
     device = jax.devices()[0]
-    header = f"{'env':24s} {'batch':>7s} {'compile s':>9s} {'env-steps/s':>12s} {'agent-steps/s':>14s}" + (
+    header = f"{'env':30s} {'batch':>7s} {'compile s':>9s} {'env-steps/s':>12s} {'agent-steps/s':>14s}" + (
         "  ratio to MPE (agent)" if args.peer else ""
     )
     print(f"device: {device.device_kind} ({backend}), jax {jax.__version__}, steps/scan {args.steps}")
@@ -197,17 +211,19 @@ def main(argv: list[str] | None = None) -> int:
     for batch in sizes:
         try:
             ours = measure(
-                lambda b=batch: hivex_runner(args.env, b, args.steps, not args.no_autoreset, **overrides),
+                lambda b=batch: hivex_runner(
+                    args.env, b, args.steps, not args.no_autoreset, args.pregenerate, **overrides
+                ),
                 batch,
                 args.steps,
                 args.repeats,
             )
         except Exception as exc:  # out of memory: stop the sweep here
-            print(f"{args.env:24s} {batch:7d}  failed: {type(exc).__name__}: {str(exc)[:120]}")
+            print(f"{args.env:30s} {batch:7d}  failed: {type(exc).__name__}: {str(exc)[:120]}")
             break
         row = {"env": args.env, **ours}
         line = (
-            f"{args.env[:24]:24s} {batch:7d} {ours['compile_s']:9.2f} "
+            f"{args.env[:30]:30s} {batch:7d} {ours['compile_s']:9.2f} "
             f"{ours['env_steps_per_s']:12.4g} {ours['agent_steps_per_s']:14.4g}"
         )
         if args.peer:
@@ -218,7 +234,7 @@ def main(argv: list[str] | None = None) -> int:
             line += f"  {row['ratio_agent_steps']:.2f}x"
             print(line)
             print(
-                f"{PEER_ID[:24]:24s} {batch:7d} {peer['compile_s']:9.2f} "
+                f"{PEER_ID[:30]:30s} {batch:7d} {peer['compile_s']:9.2f} "
                 f"{peer['env_steps_per_s']:12.4g} {peer['agent_steps_per_s']:14.4g}"
             )
         else:
@@ -229,6 +245,7 @@ def main(argv: list[str] | None = None) -> int:
         "env": args.env,
         "overrides": overrides,
         "autoreset": not args.no_autoreset,
+        "pregenerate": args.pregenerate,
         "device": device.device_kind,
         "backend": backend,
         "jax_version": jax.__version__,

@@ -4,12 +4,13 @@ from hivex_jax.wrappers.autoreset import AutoReset
 from hivex_jax.wrappers.base import WrappedState, Wrapper
 from hivex_jax.wrappers.episode_stats import EpisodeStatistics
 from hivex_jax.wrappers.frame_stack import FrameStack
-from hivex_jax.wrappers.world_pool import WorldPool, seed_range
+from hivex_jax.wrappers.world_pool import PregeneratedWorldPool, WorldPool, seed_range
 
 __all__ = [
     "AutoReset",
     "EpisodeStatistics",
     "FrameStack",
+    "PregeneratedWorldPool",
     "WorldPool",
     "Wrapper",
     "WrappedState",

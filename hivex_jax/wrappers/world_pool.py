@@ -48,3 +48,57 @@ class WorldPool(Wrapper):
 
     def step(self, key: jax.Array, state: Any, action: Any, params: Any):
         return self.env.step(key, state, action, params)
+
+
+class PregeneratedWorldPool(Wrapper):
+    """`WorldPool` with every world of the pool generated once, up front: `reset` is then a gather.
+
+    `WorldPool.reset` rebuilds `world_key(seed)`'s world from scratch, and under `vmap` an auto-reset
+    pays that cost on every step of every world (both sides of the `where` run). A world's reset is a
+    pure function of its seed and `params`, so building all of them once gives the same episodes
+    (floats up to the rounding of a batched build) at a fraction of the cost (`hivex bench
+    --pregenerate N` measures it). The pool is built for the `params` given here; `reset(key,
+    params)` ignores its `params` argument, so use it where every world of the batch shares those
+    params (one task and level per training run). Memory: `len(seeds)` reset outputs on the default
+    device; more than `max_bytes` is refused with the figure.
+    """
+
+    def __init__(
+        self,
+        env: Any,
+        seeds: Sequence[int] | str,
+        params: Any,
+        batch_size: int = 256,
+        max_bytes: int = 4 << 30,
+    ):
+        super().__init__(env)
+        seeds = seed_range(seeds)
+        if seeds.size == 0:
+            raise ValueError("PregeneratedWorldPool needs at least one world seed")
+        if seeds.min() < 0 or seeds.max() >= 2**32:
+            raise ValueError("world seeds must be in [0, 2**32)")
+        one = jax.eval_shape(env.reset, world_key(0), params)
+        per_world = sum(leaf.size * leaf.dtype.itemsize for leaf in jax.tree.leaves(one))
+        if per_world * seeds.size > max_bytes:
+            raise ValueError(
+                f"a pool of {seeds.size} worlds needs {per_world * seeds.size / 2**20:.0f} MiB "
+                f"({per_world / 2**10:.1f} KiB each), over max_bytes={max_bytes / 2**20:.0f} MiB: "
+                "use fewer world seeds or WorldPool"
+            )
+        self.seeds = seeds
+        self.params = params
+        self.bytes = per_world * seeds.size
+        build = jax.jit(jax.vmap(lambda seed: env.reset(world_key(seed), params)))
+        chunks = []
+        for start in range(0, seeds.size, batch_size):
+            part = seeds[start : start + batch_size]
+            padded = np.resize(part, batch_size)  # one compiled shape for every chunk
+            chunks.append(jax.tree.map(lambda x, n=part.size: x[:n], build(jnp.asarray(padded, jnp.uint32))))
+        self.pool = jax.tree.map(lambda *xs: jnp.concatenate(xs, axis=0), *chunks)
+
+    def reset(self, key: jax.Array, params: Any):
+        index = jax.random.randint(key, (), 0, self.seeds.size)
+        return jax.tree.map(lambda x: x[index], self.pool)
+
+    def step(self, key: jax.Array, state: Any, action: Any, params: Any):
+        return self.env.step(key, state, action, params)
