@@ -17,7 +17,7 @@ from flax import struct
 
 import hivex_jax
 from baselines.config import PPOConfig
-from hivex_jax.wrappers import EpisodeStatistics, WorldPool
+from hivex_jax.wrappers import EpisodeStatistics, PregeneratedWorldPool, WorldPool
 
 
 # ------------------------------------------------------------------------------------------ state
@@ -68,9 +68,11 @@ class TrainingEnv:
     back the pre-reset state, so MAPPO can bootstrap from the final *global* state on truncation
     (`hivex_jax.wrappers.AutoReset` exposes only the final observation)."""
 
-    def __init__(self, env: Any, worlds: str):
+    def __init__(self, env: Any, worlds: str, params: Any = None, pregenerate: bool = False):
         self.env = env
-        self.pool = WorldPool(env, worlds)
+        # Same episodes either way (a world's reset is a pure function of its seed and params); the
+        # pregenerated pool makes the every-step auto-reset a gather instead of a world generation.
+        self.pool = PregeneratedWorldPool(env, worlds, params) if pregenerate else WorldPool(env, worlds)
         self.stats = EpisodeStatistics(self.pool)
 
     def reset(self, key: jax.Array, params: Any) -> tuple[dict, Any]:

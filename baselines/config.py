@@ -39,6 +39,7 @@ class PPOConfig:
     env_params: dict = field(default_factory=dict)  # other EnvParams field overrides
     train_worlds: str = "5000:6000"  # world-seed pool for training episodes
     test_worlds: str = "6000:6008"  # held-out pool for evaluation (disjoint from train_worlds)
+    pregenerate_worlds: bool = True  # build every train world once (reset = a gather); same episodes
     # --- population
     seed: int = 0
     num_seeds: int = 3  # independent training seeds, a vmap axis

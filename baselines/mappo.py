@@ -59,7 +59,7 @@ def make_train(config: PPOConfig, env: Any = None, env_params: Any = None) -> Tr
     """Build MAPPO's `init` / `update_chunk` / `act` for `config` (env made from the config if not given)."""
     if env is None:
         env, env_params = make_env(config)
-    training_env = TrainingEnv(env, config.train_worlds)
+    training_env = TrainingEnv(env, config.train_worlds, env_params, config.pregenerate_worlds)
     num_envs = config.num_envs
     actor = Actor(
         env.continuous_dims,

@@ -374,6 +374,11 @@ class MetricsCSV:
         return {name: data[:, i] for i, name in enumerate(header)}
 
 
+def _short(value: float) -> str:
+    """A progress-bar figure: "-" for NaN (nothing measured yet), else rounded."""
+    return "-" if np.isnan(value) else f"{value:.0f}"
+
+
 def per_update_metrics(raw: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """Chunk metrics `[S, K]` -> the CSV's metrics (episode means from sums; NaN if none ended)."""
     out = {k: v for k, v in raw.items() if k in METRIC_NAMES}
@@ -492,8 +497,8 @@ def run_training(
         bar.update(config.chunk_updates * steps_per_update * config.num_seeds)
         bar.set_postfix(
             reward=f"{float(raw['step_reward'][:, -1].mean()):.3f}",
-            ret=f"{last_return:.0f}",
-            test=f"{last_test:.0f}",
+            ret=_short(last_return),  # mean finished-episode return ("-" until an episode ends)
+            test=_short(last_test),  # mean greedy held-out return ("-" until the first evaluation)
             refresh=False,
         )
         chunks_run += 1
@@ -559,17 +564,19 @@ def run_training(
 
 
 def format_results(results: dict[str, Any]) -> str:
-    """A small table of held-out returns: mean +- 95% CI over seeds, and the ratio to scripted."""
+    """A small table of held-out returns: mean +- 95% CI over training seeds ("-" for a policy run
+    once, like scripted and random), IQM over (seed, world) runs, and the ratio to scripted."""
     ratio = results.get("ratio_to_scripted", {})
     lines = [
         f"held-out test worlds {results['worlds'][0]}..{results['worlds'][-1]} "
         f"({len(results['worlds'])} worlds, full episodes; return = per-agent mean):",
-        f"  {'policy':<11s} {'return':>10s} {'95% CI':>9s} {'IQM':>10s} {'vs scripted':>12s}",
+        f"  {'policy':<11s} {'return':>10s} {'+-95% CI':>9s} {'IQM':>10s} {'vs scripted':>12s}",
     ]
     for name, block in results["policies"].items():
         s = block["summary"]
         r = f"{ratio[name]:.3f}" if name in ratio else ("1.000" if name == "scripted" else "")
-        lines.append(f"  {name:<11s} {s['mean']:10.1f} {s['ci95']:9.1f} {s['iqm']:10.1f} {r:>12s}")
+        ci = f"{s['ci95']:9.1f}" if s.get("num_seeds", 2) > 1 else f"{'-':>9s}"  # one run: no spread
+        lines.append(f"  {name:<11s} {s['mean']:10.1f} {ci} {s['iqm']:10.1f} {r:>12s}")
     return "\n".join(lines)
 
 
