@@ -1,0 +1,271 @@
+"""OceanPlasticCollection-v0: vessels collect floating plastic pebbles on a 400 x 400 sea (reference §2.4)."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import jax
+import jax.numpy as jnp
+from flax import struct
+
+from hivex_jax.core import spaces
+from hivex_jax.core.environment import Environment, EnvState, StepOutput
+from hivex_jax.envs.ocean_plastic_collection import dynamics, generator, render, rewards
+from hivex_jax.envs.ocean_plastic_collection.observations import (
+    LAYOUT,
+    VECTOR_SIZE,
+    VISUAL_SIZE,
+    local_frame,
+    nearest_neighbour,
+    observe,
+)
+from hivex_jax.envs.ocean_plastic_collection.params import (
+    DEFAULT_NUM_AGENTS,
+    DEFAULT_NUM_PEBBLES,
+    DEFAULT_PHYSICS_SUBSTEPS,
+    MAX_AGENTS,
+    PARKED,
+    RESPAWN_SLOTS,
+    REWARD_TERM_NAMES,
+    TASK_NAMES,
+    OceanPlasticParams,
+)
+
+GLOBAL_TRASH_BINS = 8  # global_state carries an 8 x 8 histogram of the pebbles
+
+
+@struct.dataclass
+class OceanPlasticState(EnvState):
+    positions: jax.Array  # f32[A, 2], metres (x, z)
+    velocities: jax.Array  # f32[A, 2], metres per physics sub-step
+    forward: jax.Array  # f32[A, 2], unit heading vectors (x, z)
+    pebble_x: jax.Array  # f32[N], metres (stored per coordinate: (N, 2) vectorises badly on CPUs)
+    pebble_z: jax.Array  # f32[N], metres; collected pebbles sit at PARKED when respawn is off
+    collected_total: jax.Array  # f32[A], pebbles collected this episode (eq. 14's t_i)
+    nearby_reference: jax.Array  # f32[A], ntc_old of eq. 20-22 (or the running max)
+    respawn_x: jax.Array  # f32[R], the next R respawn positions (drawn one step ahead, see step_env)
+    respawn_z: jax.Array  # f32[R]
+    trash_map: generator.TrashMap
+    rng_seed: jax.Array  # u32[], hash seed of this world's respawn draws
+
+
+class OceanPlasticCollection(Environment):
+    """Ocean Plastic Collection.
+
+    Static options: `num_agents` (3 in HIVEX; 1..16), `num_pebbles` (capacity of the pebble array,
+    256), `physics_substeps` (5 = HIVEX's decision period), `render_size` (pixels).
+    """
+
+    env_id = "OceanPlasticCollection-v0"
+    reward_term_names = REWARD_TERM_NAMES
+    task_ids = tuple(range(len(TASK_NAMES)))
+    task_names = TASK_NAMES
+    level_field = None
+    level_values = ()
+    params_type = OceanPlasticParams
+    static_options: ClassVar[tuple[str, ...]] = (
+        "num_agents",
+        "num_pebbles",
+        "physics_substeps",
+        "render_size",
+    )
+    discrete_branches = (2, 3)  # throttle {no-op, accelerate}, steer {no-op, right, left}
+
+    def __init__(
+        self,
+        num_agents: int = DEFAULT_NUM_AGENTS,
+        num_pebbles: int = DEFAULT_NUM_PEBBLES,
+        physics_substeps: int = DEFAULT_PHYSICS_SUBSTEPS,
+        render_size: int = 256,
+    ):
+        if not 1 <= num_agents <= MAX_AGENTS:
+            raise ValueError(
+                f"OceanPlasticCollection-v0: num_agents must be in 1..{MAX_AGENTS} (HIVEX uses 3); "
+                f"got {num_agents}"
+            )
+        if num_pebbles < 1:
+            raise ValueError(f"OceanPlasticCollection-v0: num_pebbles must be >= 1; got {num_pebbles}")
+        if physics_substeps < 1:
+            raise ValueError(
+                f"OceanPlasticCollection-v0: physics_substeps must be >= 1; got {physics_substeps}"
+            )
+        self.num_agents = num_agents
+        self.num_pebbles = num_pebbles
+        self.physics_substeps = physics_substeps
+        self.render_size = render_size
+
+    def default_params(self) -> OceanPlasticParams:
+        return OceanPlasticParams()
+
+    # ----------------------------------------------------------------------------------- spaces
+    def observation_space(self, params: OceanPlasticParams | None = None) -> spaces.Dict:
+        a = self.num_agents
+        return spaces.Dict(
+            {
+                # positions stay within 1 + (one sub-step) / e_h: a vessel stops where it crossed
+                "vector": spaces.Box(-2.0, 2.0, (a, VECTOR_SIZE), jnp.float32),
+                "visual": spaces.Box(0, 255, (a, VISUAL_SIZE, VISUAL_SIZE, 1), jnp.uint8),
+            }
+        )
+
+    def observation_layout(self) -> dict[str, slice]:
+        return dict(LAYOUT)
+
+    # --------------------------------------------------------------------------------- dynamics
+    def reset_env(self, key: jax.Array, params: OceanPlasticParams):
+        seed = generator.world_seed(key)
+        trash_map = generator.draw_trash_map(seed, params)
+        pebble_x, pebble_z = generator.sample_trash(
+            generator.trash_draw_uniforms(seed, jnp.uint32(generator.SALT_PEBBLES), self.num_pebbles),
+            trash_map,
+            params,
+        )
+        respawn_x, respawn_z = generator.sample_trash(
+            generator.trash_draw_uniforms(seed, jnp.uint32(generator.SALT_RESPAWN), RESPAWN_SLOTS),
+            trash_map,
+            params,
+        )
+        positions, forward = generator.spawn_vessels(seed, self.num_agents, params)
+        a = self.num_agents
+        state = OceanPlasticState(
+            step=jnp.int32(0),
+            alive=jnp.ones(a, bool),
+            positions=positions,
+            velocities=jnp.zeros((a, 2), jnp.float32),
+            forward=forward,
+            pebble_x=pebble_x,
+            pebble_z=pebble_z,
+            collected_total=jnp.zeros(a, jnp.float32),
+            nearby_reference=jnp.zeros(a, jnp.float32),  # ntc_old = 0 (eq. 20-22)
+            respawn_x=respawn_x,
+            respawn_z=respawn_z,
+            trash_map=trash_map,
+            rng_seed=seed,
+        )
+        neighbours, _ = nearest_neighbour(positions, state.alive)
+        ahead, starboard = local_frame(pebble_x, pebble_z, positions, forward)
+        return observe(positions, forward, neighbours, ahead, starboard, params), state
+
+    def step_env(self, key, state: OceanPlasticState, action, params: OceanPlasticParams) -> StepOutput:
+        alive = state.alive
+        positions, velocities, forward, crossed, collided = dynamics.move_vessels(
+            state.positions,
+            state.velocities,
+            state.forward,
+            alive,
+            action["discrete"][:, 0],
+            action["discrete"][:, 1],
+            params,
+            self.physics_substeps,
+        )
+        # Pebbles touched along the path each vessel swept this decision.
+        contact = dynamics.swept_contacts(
+            state.positions, positions, state.pebble_x, state.pebble_z, alive, params
+        )
+        collected_by = dynamics.first_contacts(contact)
+        collected_count = jnp.sum(collected_by, axis=-1).astype(jnp.float32)
+        touched = jnp.any(contact, axis=-1)
+        collected = jnp.any(contact, axis=0)
+        # What is left afloat this step; a collected pebble's replacement (a fresh draw from the trash
+        # map, see `respawn`) appears from the next step on. Keeping the respawn draw out of this
+        # step's observation also keeps it out of the (vessel x pebble) computations that follow.
+        afloat_x = jnp.where(collected, PARKED, state.pebble_x)
+        afloat_z = jnp.where(collected, PARKED, state.pebble_z)
+        t = state.step + 1
+        # Collected pebbles take the queued draws; the queue is refilled for the next step. Drawing one
+        # step ahead keeps the draws a state input (XLA would otherwise fuse the sampler into the
+        # per-pebble selection and redo it N times per world on the CPU).
+        pebble_x, pebble_z = dynamics.respawn(
+            state.pebble_x, state.pebble_z, collected, state.respawn_x, state.respawn_z, params
+        )
+        respawn_x, respawn_z = generator.sample_trash(
+            generator.trash_draw_uniforms(state.rng_seed, t.astype(jnp.uint32) + 1, RESPAWN_SLOTS),
+            state.trash_map,
+            params,
+        )
+        collected_total = state.collected_total + collected_count
+
+        present = alive & ~crossed & ~collided
+        neighbours, neighbour_distance = nearest_neighbour(positions, present)
+        ahead, starboard = local_frame(afloat_x, afloat_z, positions, forward)
+        nearby = rewards.nearby_trash_count(ahead, starboard, params)
+        nearby_delta, nearby_reference = rewards.nearby_trash_count_delta(
+            nearby, state.nearby_reference, params
+        )
+
+        raw_terms = jnp.stack(
+            [
+                rewards.collect_trash(collected_count, params),
+                rewards.global_lowest_trash_collected(collected_total, params),
+                rewards.crossed_border(crossed, params),
+                rewards.collided_with_other_vessel(collided, params),
+                rewards.close_to_other_vessel(neighbour_distance, params),
+                nearby_delta,
+                rewards.collide_with_trash(touched, params),
+            ],
+            axis=-1,
+        )
+        terms = raw_terms * params.task_weights[params.task]
+        new_state = state.replace(
+            step=t,
+            positions=positions,
+            velocities=velocities,
+            forward=forward,
+            pebble_x=pebble_x,
+            pebble_z=pebble_z,
+            respawn_x=respawn_x,
+            respawn_z=respawn_z,
+            collected_total=collected_total,
+            nearby_reference=nearby_reference,
+        )
+        active = alive.astype(jnp.float32)
+        info = {
+            "reward_terms": terms,
+            "raw_reward_terms": raw_terms,
+            "stats": {
+                # HIVEX's logged statistics (task weight applied, as in the reference logs) ...
+                "local_reward": terms[:, 0] * active,
+                "global_reward": terms[:, 1] * active,
+                # ... and the counts behind them.
+                "pebbles_collected": collected_count,
+                "vessel_collisions": collided.astype(jnp.float32),
+                "border_crossings": crossed.astype(jnp.float32),
+                "trash_contacts": touched.astype(jnp.float32),
+                "close_to_other_vessel_steps": (raw_terms[:, 4] != 0).astype(jnp.float32) * active,
+            },
+            "nearby_trash_count": nearby,
+        }
+        obs = observe(positions, forward, neighbours, ahead, starboard, params)
+        return StepOutput(
+            obs=obs,
+            state=new_state,
+            reward=jnp.sum(terms, axis=-1),
+            terminated=crossed | collided,
+            info=info,
+        )
+
+    # ----------------------------------------------------------------------------------- extras
+    def global_state(self, state: OceanPlasticState, params: OceanPlasticParams) -> jax.Array:
+        """f32[8A + 1 + 64]: every vessel's position, forward, velocity, alive flag and collected count,
+        the time left, and log(1 + pebble count) on an 8 x 8 grid over the sea."""
+        e = params.sea_half_extent
+        top_speed = params.thrust / params.forward_drag
+        b = GLOBAL_TRASH_BINS
+        column = jnp.clip(jnp.floor((state.pebble_x / e + 1.0) * 0.5 * b).astype(jnp.int32), 0, b - 1)
+        row = jnp.clip(jnp.floor((state.pebble_z / e + 1.0) * 0.5 * b).astype(jnp.int32), 0, b - 1)
+        index = jnp.where(dynamics.pebbles_afloat(state.pebble_x), row * b + column, b * b)
+        histogram = jnp.zeros(b * b + 1, jnp.float32).at[index].add(1.0)[: b * b]
+        time_left = 1.0 - state.step.astype(jnp.float32) / params.max_steps
+        parts = [
+            (state.positions / e).reshape(-1),
+            state.forward.reshape(-1),
+            (state.velocities / top_speed).reshape(-1),
+            state.alive.astype(jnp.float32),
+            state.collected_total / 100.0,
+            time_left[None],
+            jnp.log1p(histogram),
+        ]
+        return jnp.concatenate(parts).astype(jnp.float32)
+
+    def render(self, state: OceanPlasticState, params: OceanPlasticParams) -> jax.Array:
+        return render.render_sea(state, params, self.render_size)

@@ -1,0 +1,87 @@
+"""A scripted policy for the main task (Plastic Collection), reading only the observations."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from hivex_jax.envs.ocean_plastic_collection.dynamics import STEER_LEFT, STEER_NOOP, STEER_RIGHT
+from hivex_jax.envs.ocean_plastic_collection.observations import VECTOR_SIZE, VISUAL_SIZE
+from hivex_jax.envs.ocean_plastic_collection.params import OceanPlasticParams
+
+BORDER_LOOKAHEAD = 30.0  # m ahead that must stay inside the sea
+BORDER_MARGIN = 15.0  # m kept from the border
+CPA_DISTANCE = 20.0  # m: avoid a vessel predicted to pass closer than this ...
+CPA_HORIZON = 10.0  # decisions: ... within this many decisions
+NEIGHBOUR_COAST = 10.0  # m: cut the throttle when another vessel is this close
+TOP_SPEED_GUESS = 4.0  # m per decision, assumed closing speed with a single frame
+TURN_COST = 10.0  # m of detour charged per radian of heading change when choosing a pebble
+ALIGNED = jnp.deg2rad(5.0)  # heading error below which the policy goes straight
+
+
+def _heading_error(forward: jax.Array, direction: jax.Array) -> jax.Array:
+    """Signed angle (rad, + = to the left) from `forward` to `direction`, both f32[A, 2]."""
+    cross = forward[:, 0] * direction[:, 1] - forward[:, 1] * direction[:, 0]
+    return jnp.arctan2(cross, jnp.sum(forward * direction, axis=-1))
+
+
+def scripted_policy(obs: dict[str, jax.Array], params: OceanPlasticParams) -> dict[str, jax.Array]:
+    """Full throttle (coasting when a vessel is close ahead); steer, in priority order, away from the
+    border, away from a vessel ahead, towards the cheapest pebble in view (distance + a turning cost),
+    else straight on.
+
+    Works on single or stacked frames (it reads the newest: the last 6 floats and the last channel).
+    """
+    e = params.sea_half_extent
+    vector = obs["vector"][:, -VECTOR_SIZE:]
+    grid = obs["visual"][..., -1].astype(jnp.float32)  # [A, 25, 25], newest frame
+    a = vector.shape[0]
+    position, forward, neighbour = vector[:, 0:2] * e, vector[:, 2:4], vector[:, 4:6] * e
+
+    # Pebble target: the visible cell with the lowest distance + turning cost.
+    g = VISUAL_SIZE
+    centre = jnp.arange(g, dtype=jnp.float32) - (g - 1) / 2
+    ahead = -centre[:, None] * params.visual_cell_size  # row 0 is ahead
+    starboard = centre[None, :] * params.visual_cell_size
+    distance = jnp.sqrt(ahead**2 + starboard**2)
+    bearing = jnp.arctan2(-starboard, ahead)  # + = to the left
+    cost = jnp.where(grid > 0, distance + TURN_COST * jnp.abs(bearing), jnp.inf).reshape(a, -1)
+    best = jnp.argmin(cost, axis=-1)
+    pebble_error = bearing.reshape(-1)[best]
+    sees_pebble = jnp.isfinite(jnp.min(cost, axis=-1))
+
+    # Border: the point ahead must stay inside the sea, else head for the centre.
+    probe = position + forward * BORDER_LOOKAHEAD
+    near_border = jnp.any(jnp.abs(probe) > e - BORDER_MARGIN, axis=-1)
+    border_error = _heading_error(forward, -position)
+
+    # Nearest vessel: predict the closest point of approach from the two stacked frames (straight-line
+    # motion) and, if it comes within CPA_DISTANCE soon, turn away from the side it will pass on.
+    offset = neighbour - position
+    if obs["vector"].shape[-1] >= 2 * VECTOR_SIZE:
+        previous = obs["vector"][:, -2 * VECTOR_SIZE : -VECTOR_SIZE]
+        had_previous = jnp.any(previous != 0.0, axis=-1)  # the older frame is zeros right after reset
+        own_velocity = position - previous[:, 0:2] * e
+        neighbour_velocity = neighbour - previous[:, 4:6] * e
+        relative_velocity = jnp.where(had_previous[:, None], neighbour_velocity - own_velocity, 0.0)
+    else:
+        relative_velocity = -forward * TOP_SPEED_GUESS
+    speed2 = jnp.maximum(jnp.sum(relative_velocity**2, axis=-1), 1e-6)
+    t_cpa = jnp.clip(-jnp.sum(offset * relative_velocity, axis=-1) / speed2, 0.0, CPA_HORIZON)
+    miss = offset + t_cpa[:, None] * relative_velocity
+    gap = jnp.linalg.norm(offset, axis=-1)
+    threat = (gap > 1e-3) & ((jnp.linalg.norm(miss, axis=-1) < CPA_DISTANCE) | (gap < CPA_DISTANCE))
+    passes_left = (forward[:, 0] * miss[:, 1] - forward[:, 1] * miss[:, 0]) > 0
+    avoid_error = jnp.where(passes_left, -1.0, 1.0)  # turn away from the side it passes on
+
+    error = jnp.where(
+        near_border,
+        border_error,
+        jnp.where(threat, avoid_error, jnp.where(sees_pebble, pebble_error, 0.0)),
+    )
+    steer = jnp.where(error > ALIGNED, STEER_LEFT, jnp.where(error < -ALIGNED, STEER_RIGHT, STEER_NOOP))
+    throttle = jnp.where(gap < NEIGHBOUR_COAST, 0, 1).astype(jnp.int32)
+    return {
+        "continuous": jnp.zeros((a, 0), jnp.float32),
+        "discrete": jnp.stack([throttle, steer.astype(jnp.int32)], axis=-1),
+    }

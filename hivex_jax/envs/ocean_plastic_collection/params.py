@@ -1,0 +1,94 @@
+"""Ocean Plastic Collection: static options, `EnvParams` and the task-weight table (reference §2.4).
+
+Units: metres and physics sub-steps (one decision = `physics_substeps` sub-steps, 5 by default).
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+from flax import struct
+
+DEFAULT_NUM_AGENTS = 3
+MAX_AGENTS = 16  # spawn ring (designed) keeps vessels apart up to this many
+DEFAULT_NUM_PEBBLES = 256  # designed: fixed-capacity pebble array (see docs: cost vs density)
+DEFAULT_PHYSICS_SUBSTEPS = 5  # HIVEX's decision period (5000 steps / 1000 decisions, inferred)
+MAX_HOTSPOTS = 8  # capacity of the hot-spot table; `num_hotspots` of them are used
+BACKGROUND_LATTICE = 8  # background density lives on an 8 x 8 lattice of 50 m cells (bilinear)
+PARKED = 1.0e6  # coordinate of collected pebbles when respawn is off: far outside every view
+RESPAWN_SLOTS = 16  # fresh positions drawn per step for collected pebbles (see dynamics.respawn)
+
+TASK_NAMES = ("Plastic Collection", "Find Highest Polluted Area", "Group Up", "Avoid Plastic")
+REWARD_TERM_NAMES = (
+    "collect_trash",
+    "global_lowest_trash_collected",
+    "crossed_border",
+    "collided_with_other_vessel",
+    "close_to_other_vessel",
+    "nearby_trash_count_delta",
+    "collide_with_trash",
+)
+
+#: Paper Table 10: rows = task (code ids 0-3), columns = REWARD_TERM_NAMES.
+TASK_WEIGHTS = (
+    (1.0, 1.0, 1.0, 1.0, 0.0, 0.0, 0.0),  # 0 Plastic Collection (main)
+    (1.0, 1.0, 1.0, 1.0, 0.0, 1.0, 0.0),  # 1 Find Highest Polluted Area
+    (1.0, 1.0, 1.0, 1.0, 1.0, 0.0, 0.0),  # 2 Group Up
+    (-1.0, 0.0, 1.0, 1.0, 0.0, 0.0, 1.0),  # 3 Avoid Plastic
+)
+
+#: Nearby Trash Count Delta: what the current count is compared with (reference contradiction 3).
+NEARBY_PREVIOUS_STEP = 0  # eq. 20-22: the previous step's count (default)
+NEARBY_RUNNING_MAX = 1  # prose: the highest count so far
+
+
+def _f(x: float):
+    return struct.field(default_factory=lambda: jnp.float32(x))
+
+
+def _i(x: int):
+    return struct.field(default_factory=lambda: jnp.int32(x))
+
+
+@struct.dataclass
+class OceanPlasticParams:
+    """Dynamic parameters: one compiled `step` serves any mix of these under `vmap`.
+
+    Every value the reference marks NOT FOUND or inferred, and each of its three OPC contradictions, is
+    a field with a documented default (docs/envs/ocean_plastic_collection.md).
+    """
+
+    task: jax.Array = _i(0)
+    task_weights: jax.Array = struct.field(default_factory=lambda: jnp.asarray(TASK_WEIGHTS, jnp.float32))
+    max_steps: jax.Array = _i(1000)  # decisions (5000 Unity steps / decision period 5, inferred)
+    # --- sea and reward constants (paper eq. 13-23)
+    sea_half_extent: jax.Array = _f(200.0)  # e_h, exact
+    collect_trash_reward: jax.Array = _f(1.0)  # per pebble, exact
+    lowest_collected_factor: jax.Array = _f(0.01)  # a of eq. 15, exact
+    crossed_border_reward: jax.Array = _f(-100.0)  # exact
+    vessel_collision_reward: jax.Array = _f(-100.0)  # exact
+    close_vessel_reward: jax.Array = _f(1.0)  # contradiction 1: text +1, eq. 18 +10
+    close_vessel_distance: jax.Array = _f(10.0)  # text: d <= 10
+    nearby_trash_distance: jax.Array = _f(25.0)  # d_threshold of eq. 19, exact
+    nearby_trash_mode: jax.Array = _i(NEARBY_PREVIOUS_STEP)  # contradiction 3
+    trash_collision_reward: jax.Array = _f(-1.0)  # contradiction 2: text -1, eq. 23 -100
+    # --- vessel dynamics (NOT FOUND; designed). Per physics sub-step.
+    thrust: jax.Array = _f(0.04)  # m / sub-step^2 while accelerating
+    forward_drag: jax.Array = _f(0.05)  # fraction of forward speed lost per sub-step
+    lateral_drag: jax.Array = _f(0.3)  # fraction of sideways speed lost per sub-step (keel)
+    turn_rate_degrees: jax.Array = _f(2.0)  # heading change per sub-step while steering
+    vessel_radius: jax.Array = _f(2.5)  # hull disc; two vessels collide when closer than 2 radii
+    collect_radius: jax.Array = _f(3.0)  # a pebble within this of the swept path is collected
+    spawn_ring_radius: jax.Array = _f(40.0)  # vessels start on a ring around a random centre
+    spawn_centre_range: jax.Array = _f(60.0)  # ring centre uniform in [-range, range]^2
+    # --- trash population map (NOT FOUND; designed): hot spots + smooth noise background
+    num_hotspots: jax.Array = _i(4)  # at most MAX_HOTSPOTS
+    hotspot_fraction: jax.Array = _f(0.7)  # share of pebbles drawn from the hot spots
+    hotspot_radius_min: jax.Array = _f(12.0)  # Gaussian std of a hot spot, m
+    hotspot_radius_max: jax.Array = _f(30.0)
+    hotspot_centre_range: jax.Array = _f(150.0)  # hot-spot centres uniform in [-range, range]^2
+    background_contrast: jax.Array = _f(1.5)  # background density ~ exp(contrast * (2 noise - 1))
+    respawn_collected: jax.Array = _i(1)  # 1: a collected pebble reappears at a fresh map draw, 0: gone
+    # --- visual observation
+    visual_cell_size: jax.Array = _f(2.0)  # m per cell, exact (reference: 2 m cells)
+    visual_saturation_count: jax.Array = _f(2.0)  # pebbles per cell shown as 255 (designed)
