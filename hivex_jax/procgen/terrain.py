@@ -61,12 +61,13 @@ def plane_wave_field_on_grid(
     sin(a + b) = sin(a)cos(b) + cos(a)sin(b) with a from the row and b from the column: 4(R + C)K
     transcendentals instead of R*C*K.
     """
+    # waves on the leading axis: reductions over it vectorise well on CPU and coalesce on GPU
     base = _dot2(waves, centre) + phases  # [K]
-    row_arg = base + offsets_rows[:, None] * _dot2(waves, axis_rows)  # [R, K]
-    col_arg = offsets_cols[:, None] * _dot2(waves, axis_cols)  # [C, K]
+    row_arg = base[:, None] + _dot2(waves, axis_rows)[:, None] * offsets_rows[None, :]  # [K, R]
+    col_arg = _dot2(waves, axis_cols)[:, None] * offsets_cols[None, :]  # [K, C]
     sin_r, cos_r = jnp.sin(row_arg), jnp.cos(row_arg)
     sin_c, cos_c = jnp.sin(col_arg), jnp.cos(col_arg)
-    total = jnp.sum(sin_r[:, None, :] * cos_c[None, :, :] + cos_r[:, None, :] * sin_c[None, :, :], axis=-1)
+    total = jnp.sum(sin_r[:, :, None] * cos_c[:, None, :] + cos_r[:, :, None] * sin_c[:, None, :], axis=0)
     return jnp.sqrt(2.0 / phases.shape[0]) * total
 
 
@@ -90,13 +91,33 @@ def disc_union_distance_on_grid(
 ) -> jax.Array:
     """`disc_union_distance` on the same rotated grid as `plane_wave_field_on_grid`; f32[R, C].
 
-    |p - c_i|^2 splits into a per-disc constant, a row term and a column term (the axes are orthonormal),
-    so only the square root and the minimum run per pixel and disc.
+    Squared distances come from `grid_squared_distances`, so only the square root and the minimum run
+    per pixel and disc.
     """
-    delta = centre - centres  # [N, 2]
-    const = jnp.sum(delta * delta, axis=-1)  # [N]
-    row = offsets_rows[:, None] ** 2 + 2.0 * offsets_rows[:, None] * _dot2(delta, axis_rows)  # [R, N]
-    col = offsets_cols[:, None] ** 2 + 2.0 * offsets_cols[:, None] * _dot2(delta, axis_cols)  # [C, N]
-    sq = const + row[:, None, :] + col[None, :, :]
-    d = jnp.sqrt(jnp.maximum(sq, 0.0)) - radii
-    return jnp.maximum(jnp.min(d, axis=-1), 0.0)
+    sq = grid_squared_distances(centres, centre, axis_rows, axis_cols, offsets_rows, offsets_cols)
+    d = jnp.sqrt(jnp.maximum(sq, 0.0)) - radii[:, None, None]
+    return jnp.maximum(jnp.min(d, axis=0), 0.0)
+
+
+def grid_squared_distances(
+    points: jax.Array,
+    centre: jax.Array,
+    axis_rows: jax.Array,
+    axis_cols: jax.Array,
+    offsets_rows: jax.Array,
+    offsets_cols: jax.Array,
+) -> jax.Array:
+    """Squared distances f32[N, R, C] from `points` f32[N, 2] to every pixel of the rotated grid.
+
+    |p - q|^2 = |centre - q|^2 + 2 r (centre - q) . axis_rows + r^2 + (same for columns), because the
+    axes are orthonormal: a per-point constant plus a row term plus a column term.
+    """
+    delta = centre - points  # [N, 2]
+    const = jnp.sum(delta * delta, axis=-1)
+    row = (
+        const[:, None]
+        + offsets_rows[None, :] ** 2
+        + 2.0 * offsets_rows[None, :] * _dot2(delta, axis_rows)[:, None]
+    )  # [N, R]
+    col = offsets_cols[None, :] ** 2 + 2.0 * offsets_cols[None, :] * _dot2(delta, axis_cols)[:, None]
+    return row[:, :, None] + col[:, None, :]

@@ -1,0 +1,121 @@
+"""World generation for Drone-Based Reforestation: terrain, lakes, forest and the drone station.
+
+The reference gives only the ingredients (a height map up to 40 over 400 x 400 m, a forest-noise layer,
+lakes, a station; §2.3, generators NOT FOUND). Ours is analytic, so that a world is a few hundred numbers
+(no grids) and a reset is cheap enough to run every step under auto-reset:
+
+* terrain shape s(x, z) = 0.5 + 0.5 tanh(sharpness * F(x, z)) in (0, 1), F a sum of plane waves ~N(0, 1);
+  height = amplitude(level) * max(s, water_level), amplitude = terrain_max_height * level / 10;
+* lakes where s < water_level (flat water surface at amplitude * water_level);
+* forest = union of up to `max_forest_patches` discs, centred on the highest values of a forest-noise
+  layer (another plane-wave field) among uniform candidates, never in a lake, kept
+  `station_forest_clearance` away from the station (so distances to the closest tree are exact);
+* the station on dry land within `station_max_offset` of the arena centre.
+
+The world's shape does not depend on the level: a level only scales elevation, so levels are comparable.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+from flax import struct
+
+from hivex_jax.envs.drone_based_reforestation.params import DroneParams
+from hivex_jax.procgen.terrain import hashed_uniform, plane_wave_field, random_plane_waves
+
+TERRAIN_WAVES = 12
+FOREST_NOISE_WAVES = 6
+FOREST_CANDIDATES = 48
+STATION_CANDIDATES = 8
+ABSENT_RADIUS = -1.0e4  # a disabled forest patch: its distance is never the minimum
+
+# hash streams (one per independent draw)
+_S_TERRAIN, _S_FOREST_NOISE, _S_CANDIDATES, _S_RADII, _S_STATION, _S_SPAWN = 1, 2, 3, 4, 5, 6
+
+
+@struct.dataclass
+class World:
+    """One generated world (read-only during the episode)."""
+
+    terrain_waves: jax.Array  # f32[K, 2]
+    terrain_phases: jax.Array  # f32[K]
+    forest_centres: jax.Array  # f32[N, 2], (x, z)
+    forest_radii: jax.Array  # f32[N]; ABSENT_RADIUS for unused patches
+    station_xz: jax.Array  # f32[2]
+    station: jax.Array  # f32[3] (x, y, z): the station's hover point, where drones spawn and charge
+
+
+def level_amplitude(params: DroneParams) -> jax.Array:
+    """Terrain amplitude (m) of the params' terrain level: terrain_max_height * level / 10."""
+    return params.terrain_max_height * params.terrain_level.astype(jnp.float32) / 10.0
+
+
+def shape_from_field(field: jax.Array, params: DroneParams) -> jax.Array:
+    """Terrain shape in (0, 1) from the plane-wave field value."""
+    return 0.5 + 0.5 * jnp.tanh(params.terrain_sharpness * field)
+
+
+def terrain_shape(world: World, points: jax.Array, params: DroneParams) -> jax.Array:
+    """Terrain shape s f32[...] in (0, 1) at `points` f32[..., 2]."""
+    return shape_from_field(plane_wave_field(world.terrain_waves, world.terrain_phases, points), params)
+
+
+def ground_height(shape: jax.Array, params: DroneParams) -> jax.Array:
+    """Height (m) of the ground or lake surface for terrain shape `shape`."""
+    return level_amplitude(params) * jnp.maximum(shape, params.water_level)
+
+
+def station_point(world: World, params: DroneParams) -> jax.Array:
+    """f32[3] (x, y, z): the station's hover point (pad on the ground + station_hover_height)."""
+    pad = ground_height(terrain_shape(world, world.station_xz, params), params)
+    return jnp.stack([world.station_xz[0], pad + params.station_hover_height, world.station_xz[1]])
+
+
+def world_seed(key: jax.Array) -> jax.Array:
+    """The world's 32-bit hash seed (the only threefry draw of a reset)."""
+    return jax.random.bits(key, (), jnp.uint32)
+
+
+def spawn_uniforms(key: jax.Array, num_agents: int) -> jax.Array:
+    """f32[4, A] uniforms for the drones' start (heading, ring angle, random-start radius and angle)."""
+    return hashed_uniform(world_seed(key), _S_SPAWN, (4, num_agents))
+
+
+def generate_world(key: jax.Array, params: DroneParams, max_forest_patches: int) -> World:
+    """Draw a world from `key` (all randomness from one 32-bit seed and integer hashing)."""
+    seed = world_seed(key)
+    e = params.arena_half_extent
+    waves, phases = random_plane_waves(seed, _S_TERRAIN, TERRAIN_WAVES, params.terrain_length_scale)
+    world = World(
+        terrain_waves=waves,
+        terrain_phases=phases,
+        forest_centres=jnp.zeros((max_forest_patches, 2)),
+        forest_radii=jnp.zeros((max_forest_patches,)),
+        station_xz=jnp.zeros(2),
+        station=jnp.zeros(3),
+    )
+
+    # Station: the first candidate on dry land (candidate 0 if there is none).
+    st = (hashed_uniform(seed, _S_STATION, (STATION_CANDIDATES, 2)) * 2.0 - 1.0) * params.station_max_offset
+    dry = terrain_shape(world, st, params) >= params.water_level + 0.05
+    station = st[jnp.argmax(dry)]
+
+    # Forest: top-N candidates by the forest-noise layer, so patches cluster into forests.
+    f_waves, f_phases = random_plane_waves(
+        seed, _S_FOREST_NOISE, FOREST_NOISE_WAVES, params.forest_length_scale
+    )
+    cand = (hashed_uniform(seed, _S_CANDIDATES, (FOREST_CANDIDATES, 2)) * 2.0 - 1.0) * (0.95 * e)
+    score = plane_wave_field(f_waves, f_phases, cand)
+    _, idx = jax.lax.top_k(score, max_forest_patches)
+    centres = cand[idx]
+    u = hashed_uniform(seed, _S_RADII, (max_forest_patches,))
+    radii = params.forest_radius_min + u * (params.forest_radius_max - params.forest_radius_min)
+    to_station = jnp.sqrt(jnp.sum((centres - station) ** 2, axis=-1))
+    radii = jnp.minimum(radii, to_station - params.station_forest_clearance)
+    in_lake = terrain_shape(world, centres, params) < params.water_level + 0.03
+    used = jnp.arange(max_forest_patches) < params.forest_patches
+    keep = used & ~in_lake & (radii >= 2.0)
+    radii = jnp.where(keep, radii, ABSENT_RADIUS)
+    world = world.replace(forest_centres=centres, forest_radii=radii, station_xz=station)
+    return world.replace(station=station_point(world, params))
