@@ -1,11 +1,12 @@
 """The hybrid-action actor and the critic on vector-only and vector+visual observations."""
 
+import flax.linen as nn
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from baselines.networks import Actor, Critic, HybridDistribution
+from baselines.networks import Actor, Critic, HybridDistribution, StridedConv
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -72,3 +73,27 @@ def test_discrete_only_actor_has_no_log_std():
     assert "log_std" not in params["params"]
     dist = actor.apply(params, {"vector": jnp.zeros((2, 6))})
     assert dist.sample(jax.random.PRNGKey(1))["continuous"].shape == (2, 0)
+
+
+@pytest.mark.parametrize("shape", [(2, 16, 16, 2), (1, 11, 7, 3)])  # even and odd sides (SAME padding)
+def test_strided_conv_patches_equal_a_real_convolution(shape):
+    """The CPU path (9 strided slices + a matmul) computes nn.Conv(3x3, stride 2, SAME), values and
+    gradients, with the same parameters."""
+    x = jax.random.normal(jax.random.PRNGKey(1), shape)
+    patches = StridedConv(5, method="patches")
+    params = patches.init(jax.random.PRNGKey(0), x)
+    reference = nn.Conv(5, (3, 3), strides=(2, 2))
+
+    def loss(module, p):
+        return jnp.sum(jnp.sin(module.apply(p, x)))
+
+    np.testing.assert_allclose(patches.apply(params, x), reference.apply(params, x), atol=1e-5)
+    np.testing.assert_allclose(
+        StridedConv(5, method="conv").apply(params, x), reference.apply(params, x), atol=1e-5
+    )
+    ours, theirs = (
+        jax.grad(lambda p: loss(patches, p))(params),
+        jax.grad(lambda p: loss(reference, p))(params),
+    )
+    for a, b in zip(jax.tree.leaves(ours), jax.tree.leaves(theirs), strict=True):
+        np.testing.assert_allclose(a, b, atol=1e-4)
