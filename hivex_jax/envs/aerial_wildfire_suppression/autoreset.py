@@ -1,8 +1,8 @@
 """`SameWorldAutoReset`: auto-reset that starts each new episode on the finished episode's world.
 
 Under `jax.vmap`, `wrappers.AutoReset` computes a full reset for every world at every step (a select
-keeps it only where an episode ended). This env's world generation costs more than its step, so
-`AutoReset` runs at about a quarter of the bare step's speed on the CPU (docs page, "Reset cost").
+keeps it only where an episode ended). This env's world generation costs about as much as its step, so
+`AutoReset` runs at about half the bare step's speed on the CPU (docs page, "Reset cost").
 `env.reset_episode` instead regrows the world's forest and draws a new fire, weather and spawn: one cheap
 elementwise pass. Each parallel environment then keeps its world for the whole run (its first world comes
 from `reset`, e.g. through `WorldPool`), so a batch of N environments trains on N worlds, not on fresh

@@ -30,7 +30,7 @@ from hivex_jax.envs.aerial_wildfire_suppression.params import (
     WET,
     AerialWildfireParams,
 )
-from hivex_jax.procgen.fire import NEIGHBOUR_OFFSETS, shift
+from hivex_jax.procgen.fire import NEIGHBOUR_OFFSETS
 from hivex_jax.procgen.noise import hash_uniform
 
 #: unit direction (x, z) of spread from each neighbour to the cell, f32[8, 2]
@@ -108,16 +108,35 @@ def block_spread_probabilities(
     return jnp.clip(base * jnp.exp(exponent), 0.0, 1.0)
 
 
+def materialise_grid(grid: jax.Array, row: jax.Array) -> jax.Array:
+    """`grid` [G, ...] unchanged, but computed once: row `row` (clipped) is rewritten with itself.
+
+    XLA fuses an elementwise producer into every consumer: without this the fire update of a cell was
+    recomputed by the camera gathers, the tree counts, the sensing windows and the auto-reset select
+    (four times per cell under `AutoReset`). A dynamic-update-slice writes into a buffer, so its operand
+    is computed once. (`lax.optimization_barrier` is dropped by the CPU compiler.) `row` must not be a
+    compile-time constant, or XLA may simplify the rewrite away.
+    """
+    line = jax.lax.dynamic_slice_in_dim(grid, row, 1, axis=0)
+    return jax.lax.dynamic_update_slice_in_dim(grid, line, row, axis=0)
+
+
 def ignition_probability_fast(burning: jax.Array, block_p: jax.Array) -> jax.Array:
     """P(cell ignites) f32[G, G] = 1 - prod over burning neighbours of (1 - p) (cf. procgen.fire)."""
     g = burning.shape[0]
     b = block_p.shape[0]
     f = g // b
-    p_cell = jnp.broadcast_to(block_p[:, None, :, None, :], (b, f, b, f, 8)).reshape(g, g, 8)
-    not_ignited = jnp.ones((g, g), jnp.float32)
+    # One contiguous row of G probabilities per (block row, direction), computed once: the cell loop
+    # then reads p[r // f, k, c] with the column innermost (vectorisable), instead of dividing every
+    # column index by f to find its block (a gather per cell and direction).
+    p_rows = jnp.repeat(jnp.moveaxis(block_p, -1, 1), f, axis=2)  # f32[B, 8, G]
+    p_rows = materialise_grid(p_rows, burning[0, 0].astype(jnp.int32))
+    burning_pad = jnp.pad(burning, 1)
+    not_ignited = jnp.ones((b, f, g), jnp.float32)
     for k, (dr, dc) in enumerate(NEIGHBOUR_OFFSETS):
-        not_ignited = not_ignited * jnp.where(shift(burning, dr, dc), 1.0 - p_cell[..., k], 1.0)
-    return 1.0 - not_ignited
+        source = burning_pad[1 + dr : 1 + dr + g, 1 + dc : 1 + dc + g].reshape(b, f, g)
+        not_ignited = not_ignited * jnp.where(source, 1.0 - p_rows[:, None, k, :], 1.0)
+    return (1.0 - not_ignited).reshape(g, g)
 
 
 def drop_cover(
@@ -128,6 +147,10 @@ def drop_cover(
     far = jnp.float32(1e12)
     dx2 = jnp.where(dropping[:, None], (xs[None, :] - position[:, 0, None]) ** 2, far)  # [A, G]
     dz2 = (zs[None, :] - position[:, 1, None]) ** 2  # [A, G]
+    # Squared offsets per plane and column / row computed once, not per cell.
+    row = jnp.argmax(dropping).astype(jnp.int32)  # any runtime row index will do
+    dx2 = materialise_grid(dx2, row)
+    dz2 = materialise_grid(dz2, row)
     return jnp.any(dz2[:, :, None] + dx2[:, None, :] <= params.drop_radius**2, axis=0)
 
 

@@ -20,6 +20,7 @@ from hivex_jax.envs.aerial_wildfire_suppression.dynamics import (
     fire_step,
     fly,
     in_pickup_zone,
+    materialise_grid,
     outside_border,
     tree_counts,
     weather_now,
@@ -30,8 +31,10 @@ from hivex_jax.envs.aerial_wildfire_suppression.observations import (
     UNSEEN,
     VECTOR_SIZE,
     camera,
+    camera_cells,
     camera_points,
-    sample_ground,
+    key_centres,
+    materialise_small,
     update_closest_tree,
     vector_obs,
 )
@@ -160,7 +163,8 @@ class AerialWildfireSuppression(Environment):
     # --------------------------------------------------------------------------------- dynamics
     def reset_env(self, key: jax.Array, params: AerialWildfireParams):
         draws = generator.WorldDraws(key, generator.draws_needed(self.num_agents, self.blocks))
-        lattice = generator.elevation_lattice(draws, self.blocks)
+        # Computed once (not per cell of the forest raster, into which XLA would fuse the fBm sums).
+        lattice = materialise_small(generator.elevation_lattice(draws, self.blocks))
         village = generator.village_position(draws, params)
         cells = generator.forest_cells(lattice, village, draws.take_bits(), params, self.grid_size)
         slope = generator.block_slope(lattice, params, self.grid_size)
@@ -177,6 +181,7 @@ class AerialWildfireSuppression(Environment):
     def _new_episode(self, draws, cells, slope, village, params: AerialWildfireParams):
         """Ignite the forest, draw the weather and spawn the planes: `(obs, state)` at step 0."""
         cells, _ = generator.ignite(draws, cells, village, params)
+        cells = materialise_grid(cells, draws.bits[0].astype(jnp.int32))
         weather = generator.draw_weather(draws, params)
         position, heading = generator.spawn_planes(draws, self.num_agents, params)
         counts = tree_counts(cells)
@@ -205,7 +210,8 @@ class AerialWildfireSuppression(Environment):
     def _observe(self, state: AerialWildfireState, params: AerialWildfireParams, zero_forward=False):
         """(obs, camera codes, sampled cell centres) of `state`."""
         x, z = camera_points(state.position, state.heading, self.camera_size, params)
-        code, centre_x, centre_z, _, _ = sample_ground(state.cells, x, z, params)
+        code, key = camera_cells(state.cells, x, z, params)
+        centre_x, centre_z = key_centres(key, self.grid_size, params)
         vector = vector_obs(
             state.position, state.heading, state.holding, state.target, params, self.vector_size, zero_forward
         )
@@ -237,7 +243,9 @@ class AerialWildfireSuppression(Environment):
         now = weather_now(state.weather, state.step.astype(jnp.float32), params)
         block_p = block_spread_probabilities(state.slope, now, params)
         seed = jax.random.bits(key, (), jnp.uint32)
-        cells = fire_step(state.cells, block_p, wetted, seed, state.step, params)
+        cells = materialise_grid(
+            fire_step(state.cells, block_p, wetted, seed, state.step, params), state.step
+        )
         counts = tree_counts(cells)
         burning_count = counts[1]
 

@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from hivex_jax.envs.aerial_wildfire_suppression.dynamics import forward
+from hivex_jax.envs.aerial_wildfire_suppression.dynamics import forward, materialise_grid
 from hivex_jax.envs.aerial_wildfire_suppression.generator import island_half_extent
 from hivex_jax.envs.aerial_wildfire_suppression.params import (
     BARE,
@@ -83,6 +83,40 @@ def sample_ground(
     return code, -ih + (cc + 0.5) * cs, ih - (rc + 0.5) * cs, rc, cc
 
 
+def camera_cells(
+    cells: jax.Array, x: jax.Array, z: jax.Array, params: AerialWildfireParams
+) -> tuple[jax.Array, jax.Array]:
+    """The camera's view of points (`x`, `z` f32[A, S, S]), nearest cell, as `sample_ground` sees it:
+    codes uint8[A, S, S] and cell keys i32[A, S, S] (the flat cell index on the island, G*G over the
+    sea, G*G + 1 beyond the border; `key_centres` turns them into cell centres).
+
+    The keys are computed once, in one vectorised pass, and then drive a plain byte gather: computing
+    the indices inside the gather (which XLA's CPU backend runs element by element) cost four times more.
+    """
+    g = cells.shape[0]
+    ih = island_half_extent(params)
+    cs = 2.0 * ih / g
+    col = jnp.floor((x + ih) / cs).astype(jnp.int32)
+    row = jnp.floor((ih - z) / cs).astype(jnp.int32)
+    on_island = (col >= 0) & (col < g) & (row >= 0) & (row < g)
+    e = params.border_half_extent
+    inside = (jnp.abs(x) <= e) & (jnp.abs(z) <= e)
+    key = jnp.where(on_island, row * g + col, jnp.where(inside, g * g, g * g + 1))
+    key = materialise_grid(key, key[0, 0, 0])
+    cell = jnp.take(cells.reshape(-1), jnp.minimum(key, g * g - 1))
+    code = jnp.where(key < g * g, cell, jnp.where(key == g * g, jnp.uint8(SEA), jnp.uint8(OUTSIDE)))
+    return code.astype(jnp.uint8), key
+
+
+def key_centres(key: jax.Array, grid_size: int, params: AerialWildfireParams) -> tuple[jax.Array, jax.Array]:
+    """World x and z f32[...] of the centres of the island cells with flat index `key` (meaningless for
+    the sea / border keys)."""
+    ih = island_half_extent(params)
+    cs = 2.0 * ih / grid_size
+    rc, cc = key // grid_size, key % grid_size
+    return -ih + (cc + 0.5) * cs, ih - (rc + 0.5) * cs
+
+
 def hill_shade(
     slope: jax.Array,
     code: jax.Array,
@@ -110,12 +144,28 @@ def camera_points(
     """World x and z f32[A, S, S] of each camera pixel centre; row 0 is ahead of the plane."""
     pixel = params.camera_ground_size / size
     offsets = (jnp.arange(size, dtype=jnp.float32) + 0.5 - size / 2) * pixel
-    fx, fz = jnp.cos(heading)[:, None, None], jnp.sin(heading)[:, None, None]
+    pose = materialise_small(
+        jnp.stack([position[:, 0], position[:, 1], jnp.cos(heading), jnp.sin(heading)], -1)
+    )
+    px, pz, fx, fz = (pose[:, i, None, None] for i in range(4))
     ahead = -offsets[None, :, None]  # metres ahead of the plane, per row
     side = offsets[None, None, :]  # metres to its right, per column (right = (fz, -fx))
-    x = position[:, 0, None, None] + ahead * fx + side * fz
-    z = position[:, 1, None, None] + ahead * fz - side * fx
+    x = px + ahead * fx + side * fz
+    z = pz + ahead * fz - side * fx
     return x, z
+
+
+def materialise_small(x: jax.Array) -> jax.Array:
+    """`x` f32[..., N] unchanged (an exact product with the identity matrix), but computed once.
+
+    XLA fuses cheap-looking producers into every consumer element: the planes' cosines and sines (and,
+    at reset, the spawn draws) were recomputed per camera pixel and colour channel, inside gathers that
+    do not vectorise, which made the camera the most expensive part of a step. A dot is never fused into
+    its consumers, so its output is computed once per plane. (`lax.optimization_barrier` is dropped by
+    the CPU compiler.) `HIGHEST` keeps the product exact on GPUs, whose default f32 matmul is TF32.
+    """
+    eye = jnp.eye(x.shape[-1], dtype=jnp.float32)
+    return jnp.matmul(x.astype(jnp.float32), eye, precision=jax.lax.Precision.HIGHEST)
 
 
 def camera(code: jax.Array, channels: int) -> jax.Array:
