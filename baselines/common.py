@@ -236,6 +236,83 @@ def rollout_metrics(traj: Transition, info: dict) -> dict[str, jax.Array]:
     }
 
 
+def make_update_chunk(
+    config: PPOConfig,
+    actor: Any,
+    critic: Any,
+    optimizer: optax.GradientTransformation,
+    rollout: Callable[[RunnerState], tuple[RunnerState, tuple[Transition, dict]]],
+    critic_input: Callable[[Transition], Any],
+) -> Callable[[RunnerState], tuple[RunnerState, dict]]:
+    """PPO's `update_chunk(runner)`, shared by IPPO and MAPPO: `chunk_updates` x (rollout, GAE,
+    `update_epochs` x `num_minibatches` clipped-PPO steps), metrics shaped `[K]` per key. The
+    algorithms differ only in `rollout` and in what the critic reads (`critic_input(traj)`)."""
+
+    # ----------------------------------------------------------------------------------- loss
+    def loss_fn(params: dict, minibatch: tuple) -> tuple[jax.Array, dict]:
+        traj, advantages, targets = minibatch
+        dist = actor.apply(params["actor"], traj.obs)
+        value = critic.apply(params["critic"], critic_input(traj))
+        return ppo_loss(
+            dist.log_prob(traj.action),
+            traj.log_prob,
+            advantages,
+            dist.entropy(),
+            value,
+            traj.value,
+            targets,
+            traj.active,
+            config.clip_eps,
+            config.clip_value_eps,
+            config.vf_coef,
+            config.ent_coef,
+            config.normalize_advantages,
+        )
+
+    # --------------------------------------------------------------------------------- update
+    def update_step(runner: RunnerState, _: Any) -> tuple[RunnerState, dict]:
+        runner, (traj, episode) = rollout(runner)
+        advantages, targets = gae(
+            traj.reward,
+            traj.value,
+            traj.next_value,
+            traj.terminated,
+            traj.episode_end,
+            traj.active,
+            config.gamma,
+            config.gae_lambda,
+        )
+        batch = flatten_batch((traj, advantages, targets))
+
+        def epoch(carry: tuple, _: Any) -> tuple[tuple, dict]:
+            params, opt_state, key = carry
+            key, k_shuffle = jax.random.split(key)
+
+            def minibatch_step(carry: tuple, minibatch: tuple) -> tuple[tuple, dict]:
+                params, opt_state = carry
+                grads, metrics = jax.grad(loss_fn, has_aux=True)(params, minibatch)
+                updates, opt_state = optimizer.update(grads, opt_state, params)
+                return (optax.apply_updates(params, updates), opt_state), metrics
+
+            minibatches = shuffled_minibatches(k_shuffle, batch, config.num_minibatches)
+            (params, opt_state), metrics = jax.lax.scan(minibatch_step, (params, opt_state), minibatches)
+            return (params, opt_state, key), metrics
+
+        rng, k_epochs = jax.random.split(runner.rng)
+        (params, opt_state, _), loss_metrics = jax.lax.scan(
+            epoch, (runner.params, runner.opt_state, k_epochs), None, config.update_epochs
+        )
+        metrics = {**rollout_metrics(traj, {"episode": episode}), **jax.tree.map(jnp.mean, loss_metrics)}
+        runner = runner.replace(params=params, opt_state=opt_state, rng=rng, update=runner.update + 1)
+        return runner, metrics
+
+    def update_chunk(runner: RunnerState) -> tuple[RunnerState, dict]:
+        """`chunk_updates` updates in one scan; metrics shaped `[K]` per key."""
+        return jax.lax.scan(update_step, runner, None, config.chunk_updates)
+
+    return update_chunk
+
+
 def stack_trees(trees: list[Any]) -> Any:
     """Stack a list of identical pytrees on a new leading axis."""
     return jax.tree.map(lambda *xs: jnp.stack(xs), *trees)

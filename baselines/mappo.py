@@ -13,7 +13,6 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
-import optax
 
 from baselines.common import (
     RunnerState,
@@ -21,13 +20,9 @@ from baselines.common import (
     TrainingEnv,
     Transition,
     example_obs,
-    flatten_batch,
-    gae,
     make_env,
     make_optimizer,
-    ppo_loss,
-    rollout_metrics,
-    shuffled_minibatches,
+    make_update_chunk,
 )
 from baselines.config import PPOConfig
 from baselines.networks import Actor, Critic
@@ -126,67 +121,9 @@ def make_train(config: PPOConfig, env: Any = None, env_params: Any = None) -> Tr
         """`num_steps` env steps: the trajectory `[T, N, A, ...]` and the finished-episode records."""
         return jax.lax.scan(env_step, runner, None, config.num_steps)
 
-    # ----------------------------------------------------------------------------------- loss
-    def loss_fn(params: dict, minibatch: tuple) -> tuple[jax.Array, dict]:
-        traj, advantages, targets = minibatch
-        dist = actor.apply(params["actor"], traj.obs)
-        value = critic.apply(params["critic"], traj.critic_obs)
-        return ppo_loss(
-            dist.log_prob(traj.action),
-            traj.log_prob,
-            advantages,
-            dist.entropy(),
-            value,
-            traj.value,
-            targets,
-            traj.active,
-            config.clip_eps,
-            config.clip_value_eps,
-            config.vf_coef,
-            config.ent_coef,
-            config.normalize_advantages,
-        )
-
     # --------------------------------------------------------------------------------- update
-    def update_step(runner: RunnerState, _: Any) -> tuple[RunnerState, dict]:
-        runner, (traj, episode) = rollout(runner)
-        advantages, targets = gae(
-            traj.reward,
-            traj.value,
-            traj.next_value,
-            traj.terminated,
-            traj.episode_end,
-            traj.active,
-            config.gamma,
-            config.gae_lambda,
-        )
-        batch = flatten_batch((traj, advantages, targets))
-
-        def epoch(carry: tuple, _: Any) -> tuple[tuple, dict]:
-            params, opt_state, key = carry
-            key, k_shuffle = jax.random.split(key)
-
-            def minibatch_step(carry: tuple, minibatch: tuple) -> tuple[tuple, dict]:
-                params, opt_state = carry
-                grads, metrics = jax.grad(loss_fn, has_aux=True)(params, minibatch)
-                updates, opt_state = optimizer.update(grads, opt_state, params)
-                return (optax.apply_updates(params, updates), opt_state), metrics
-
-            minibatches = shuffled_minibatches(k_shuffle, batch, config.num_minibatches)
-            (params, opt_state), metrics = jax.lax.scan(minibatch_step, (params, opt_state), minibatches)
-            return (params, opt_state, key), metrics
-
-        rng, k_epochs = jax.random.split(runner.rng)
-        (params, opt_state, _), loss_metrics = jax.lax.scan(
-            epoch, (runner.params, runner.opt_state, k_epochs), None, config.update_epochs
-        )
-        metrics = {**rollout_metrics(traj, {"episode": episode}), **jax.tree.map(jnp.mean, loss_metrics)}
-        runner = runner.replace(params=params, opt_state=opt_state, rng=rng, update=runner.update + 1)
-        return runner, metrics
-
-    def update_chunk(runner: RunnerState) -> tuple[RunnerState, dict]:
-        """`chunk_updates` updates in one scan; metrics shaped `[K]` per key."""
-        return jax.lax.scan(update_step, runner, None, config.chunk_updates)
+    # rollout, GAE, epochs of minibatch PPO steps (baselines.common); the critic reads critic_obs
+    update_chunk = make_update_chunk(config, actor, critic, optimizer, rollout, lambda traj: traj.critic_obs)
 
     # ----------------------------------------------------------------------------------- policy
     def act(params: dict, obs: dict, key: jax.Array, greedy: bool) -> dict:

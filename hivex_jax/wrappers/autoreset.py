@@ -25,11 +25,16 @@ class AutoReset(Wrapper):
     def reset(self, key: jax.Array, params: Any):
         return self.env.reset(key, params)
 
+    def next_episode(self, key: jax.Array, state: Any, params: Any):
+        """`(obs, state)` the next episode starts from, given the finished `state`: a fresh reset.
+        Subclasses override this alone to restart differently (e.g. on the same world)."""
+        return self.env.reset(key, params)
+
     def step(self, key: jax.Array, state: Any, action: Any, params: Any):
         key_step, key_reset = jax.random.split(key)
         obs, state, reward, terminated, truncated, info = self.env.step(key_step, state, action, params)
         done = jnp.all(terminated | truncated)
-        reset_obs, reset_state = self.env.reset(key_reset, params)
+        reset_obs, reset_state = self.next_episode(key_reset, state, params)
         pick = lambda a, b: jax.tree.map(lambda x, y: jnp.where(done, x, y), a, b)  # noqa: E731
         info = dict(info)
         if self.final_obs:

@@ -14,33 +14,19 @@ from __future__ import annotations
 from typing import Any
 
 import jax
-import jax.numpy as jnp
 
-from hivex_jax.wrappers.base import Wrapper
+from hivex_jax.wrappers.autoreset import AutoReset
 
 
-class SameWorldAutoReset(Wrapper):
+class SameWorldAutoReset(AutoReset):
     """Like `hivex_jax.wrappers.AutoReset` (same-step, `info["done"]`, optional `info["final_obs"]`), but a
     finished episode restarts on the same world. Must wrap the `AerialWildfireSuppression` env directly
     (put `EpisodeStatistics` outside it)."""
 
     def __init__(self, env: Any, final_obs: bool = False):
-        super().__init__(env)
         if not hasattr(env, "reset_episode"):
             raise TypeError("SameWorldAutoReset wraps an env with reset_episode (AerialWildfireSuppression)")
-        self.final_obs = final_obs
+        super().__init__(env, final_obs)
 
-    def reset(self, key: jax.Array, params: Any):
-        return self.env.reset(key, params)
-
-    def step(self, key: jax.Array, state: Any, action: Any, params: Any):
-        key_step, key_reset = jax.random.split(key)
-        obs, state, reward, terminated, truncated, info = self.env.step(key_step, state, action, params)
-        done = jnp.all(terminated | truncated)
-        reset_obs, reset_state = self.env.reset_episode(key_reset, state, params)
-        pick = lambda a, b: jax.tree.map(lambda x, y: jnp.where(done, x, y), a, b)  # noqa: E731
-        info = dict(info)
-        if self.final_obs:
-            info["final_obs"] = obs
-        info["done"] = done
-        return pick(reset_obs, obs), pick(reset_state, state), reward, terminated, truncated, info
+    def next_episode(self, key: jax.Array, state: Any, params: Any):
+        return self.env.reset_episode(key, state, params)
