@@ -76,7 +76,7 @@ def _train_parser() -> argparse.ArgumentParser:
 
 def train_main(argv: list[str]) -> int:
     """`hivex train [--config FILE | --resume RUN_DIR] [key=value ...]`."""
-    args = _train_parser().parse_args(argv)
+    args = _train_parser().parse_intermixed_args(argv)  # key=value before or after options
     _compilation_cache()
     from baselines.runner import run_training
 
@@ -117,6 +117,13 @@ def train_main(argv: list[str]) -> int:
         print(f"hivex train: {exc}", file=sys.stderr)
         return 2
     state = "finished" if summary["finished"] else f"stopped at update {summary['updates_done']}"
+    target = summary.get("target", {})
+    if target.get("reached"):
+        state = (
+            f"reached the target (greedy held-out return {target['test_return_greedy']:.1f} >= "
+            f"{config.stop_at_test_return:g}) at update {target['update']}, "
+            f"{target['seconds_with_compile']:.1f} s including compilation"
+        )
     print(
         f"{state}: {summary['run_dir']} (compile {summary['compile_s']:.1f} s, training "
         f"{summary['train_s']:.1f} s, {summary['env_steps_per_s']:,.0f} env steps/s over all seeds"
@@ -174,7 +181,7 @@ def sweep_main(argv: list[str]) -> int:
     p.add_argument("--out-dir", default="runs")
     p.add_argument("--no-progress", action="store_true")
     p.add_argument("overrides", nargs="*", metavar="key=value")
-    args = p.parse_args(argv)
+    args = p.parse_intermixed_args(argv)
     _compilation_cache()
     from baselines.runner import run_training
 

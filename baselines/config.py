@@ -68,6 +68,9 @@ class PPOConfig:
     # --- evaluation, logging, outputs
     eval_seed: int = 12345  # RNG stream of evaluation, independent of training seeds
     eval_every: int = 6  # chunks between held-out evaluations (greedy); 0 = only at the end
+    # stop (final evaluation, plot, GIF as usual) at the first evaluation whose greedy held-out return,
+    # averaged over seeds, reaches this; summary.json records the time to it. None = run all updates
+    stop_at_test_return: float | None = None
     checkpoint_every: int = 20  # chunks between checkpoints (always one at the end)
     gif_stride: int = 50  # env steps between GIF frames
     gif_frames: int = 100
@@ -140,6 +143,10 @@ class PPOConfig:
             raise ConfigError(f"activation must be tanh, relu, gelu or silu; got {self.activation!r}")
         if self.eval_every < 0 or self.checkpoint_every < 0 or self.gif_frames < 0:
             raise ConfigError("eval_every, checkpoint_every and gif_frames must be >= 0")
+        if self.stop_at_test_return is not None and self.eval_every < 1:
+            raise ConfigError(
+                "stop_at_test_return needs eval_every >= 1: the target is checked at held-out evaluations"
+            )
         from hivex_jax.wrappers import seed_range
 
         try:

@@ -477,6 +477,8 @@ def run_training(
     start = time.perf_counter()
     last_return, last_test = float("nan"), float("nan")
     chunks_run = 0
+    target = config.stop_at_test_return
+    reached: dict[str, Any] | None = None
     for chunk in range(chunks_done, config.num_chunks):
         state, raw = population.chunk(state)
         metrics = per_update_metrics(raw)
@@ -489,10 +491,14 @@ def run_training(
                 per_seed = tests[variant]["return"].mean(axis=(-1, -2))  # [S]: mean over agents, worlds
                 metrics[f"test_return_{variant}"][:, -1] = per_seed
             last_test = float(metrics["test_return_greedy"][:, -1].mean())
+            if target is not None and last_test >= target and reached is None:
+                reached = {"update": (chunk + 1) * config.chunk_updates, "test_return_greedy": last_test}
         ended = raw["episodes"].sum(axis=1)
         if ended.sum() > 0:
             last_return = float(raw["episode_return_sum"].sum() / ended.sum())
         wall = wall_before + time.perf_counter() - start
+        if reached is not None and "wall_s" not in reached:
+            reached.update(env_steps_per_seed=reached["update"] * steps_per_update, wall_s=wall)
         csv_file.append(chunk * config.chunk_updates, steps_per_update, wall, metrics)
         bar.update(config.chunk_updates * steps_per_update * config.num_seeds)
         bar.set_postfix(
@@ -502,7 +508,7 @@ def run_training(
             refresh=False,
         )
         chunks_run += 1
-        stop = max_chunks is not None and chunks_run >= max_chunks
+        stop = (max_chunks is not None and chunks_run >= max_chunks) or reached is not None
         if (config.checkpoint_every and (chunk + 1) % config.checkpoint_every == 0) or finished or stop:
             meta = checkpoint.provenance(config.to_dict())
             meta.update(chunks_done=chunk + 1, updates_done=(chunk + 1) * config.chunk_updates, wall_s=wall)
@@ -515,7 +521,7 @@ def run_training(
     summary: dict[str, Any] = {
         "run_dir": str(run_dir),
         "updates_done": done,
-        "finished": done >= config.num_updates,
+        "finished": done >= config.num_updates or reached is not None,
         "compile_s": compile_s,
         "train_s": train_s,
         "env_steps_per_s": chunks_run
@@ -523,7 +529,18 @@ def run_training(
         * steps_per_update
         * config.num_seeds
         / max(train_s, 1e-9),
+        "num_seeds": config.num_seeds,
+        "num_envs": config.num_envs,
+        "devices": len(population.devices),
+        "backend": jax.default_backend(),
+        "jax_version": jax.__version__,
     }
+    if target is not None:
+        # time to target counts this call's compilation (a resumed run: plus the wall of earlier calls)
+        summary["target"] = {"stop_at_test_return": target, "reached": reached is not None}
+        if reached is not None:
+            summary["target"].update(reached, seconds_with_compile=reached["wall_s"] + compile_s)
+    (run_dir / "summary.json").write_text(json.dumps(summary, indent=1))
     if not summary["finished"] or not outputs:
         return summary
 
@@ -558,6 +575,7 @@ def run_training(
         )
         write_gif(run_dir / "episode.gif", frames)
     summary["eval_s"] = time.perf_counter() - start
+    (run_dir / "summary.json").write_text(json.dumps(summary, indent=1))
     summary["eval"] = results
     log(format_results(results))
     return summary

@@ -104,6 +104,41 @@ def test_sweep_tabulates_every_combination(tmp_path):
 
 
 @pytest.mark.timeout(300)
+def test_stop_at_test_return_ends_at_the_first_evaluation_that_reaches_it(tmp_path):
+    common = ["--out-dir", str(tmp_path), "--no-progress", "eval_every=1", "gif_frames=0"]
+    # any return reaches -1e9: the run stops after its first chunk (update 2 of 6) with full outputs
+    assert (
+        train_main(
+            ["--config", _write_config(tmp_path), *common, "--name", "low", "stop_at_test_return=-1e9"]
+        )
+        == 0
+    )
+    low = tmp_path / "low"
+    summary = json.loads((low / "summary.json").read_text())
+    assert summary["finished"] and summary["updates_done"] == 2
+    target = summary["target"]
+    assert target["reached"] and target["update"] == 2 and target["env_steps_per_seed"] == 2 * 32
+    assert target["seconds_with_compile"] >= target["wall_s"] > 0
+    rows = _csv(low / "metrics.csv")
+    assert len(rows) == 2
+    first_test = np.mean([float(rows[1][f"seed_{s}/test_return_greedy"]) for s in range(2)])
+    assert target["test_return_greedy"] == pytest.approx(first_test, rel=1e-5)
+    assert (low / "eval.json").exists() and checkpoint.latest_step(low) == 2
+    # a target no policy reaches: every update runs and the summary says it was not reached
+    assert (
+        train_main(
+            ["--config", _write_config(tmp_path), *common, "--name", "high", "stop_at_test_return=1e9"]
+        )
+        == 0
+    )
+    summary = json.loads((tmp_path / "high" / "summary.json").read_text())
+    assert summary["updates_done"] == 6 and summary["target"] == {
+        "stop_at_test_return": 1e9,
+        "reached": False,
+    }
+
+
+@pytest.mark.timeout(300)
 def test_cli_errors_come_before_compiling(tmp_path, capsys):
     assert train_main(["--resume", str(tmp_path / "nothing"), "--no-progress"]) == 2
     assert "no config.yaml" in capsys.readouterr().err
@@ -111,6 +146,8 @@ def test_cli_errors_come_before_compiling(tmp_path, capsys):
     assert "not divisible into num_minibatches" in capsys.readouterr().err
     assert train_main(["--config", _write_config(tmp_path), "lerning_rate=1"]) == 2
     assert "unknown config key" in capsys.readouterr().err
+    assert train_main(["--config", _write_config(tmp_path), "stop_at_test_return=10", "eval_every=0"]) == 2
+    assert "needs eval_every >= 1" in capsys.readouterr().err
     assert evaluate_main([str(tmp_path)]) == 2
 
 
