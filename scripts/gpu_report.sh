@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Every GPU measurement that issue 3 and docs/benchmarks.md ask for, in one run of about 8 minutes,
+# most important first; each step has its own timeout so one slow step cannot lose the rest.
+#
+#   OUT=/some/folder scripts/gpu_report.sh          # on the GPU machine (the device tool sets $OUT)
+#   SMALL=1 OUT=/tmp/gpu_dry scripts/gpu_report.sh  # dry run on a CPU: same steps, tiny sizes
+#
+# Writes into $OUT: env.txt (device, versions), train_<n>seeds.json (end-to-end IPPO throughput at
+# 4,096 worlds x 128 steps), time_to_target/ (a `hivex train` run that stops at 0.92 of the 5000-step
+# maximum, with summary.json), bench_<env>.json (random-action env throughput; Wind Farm beside JaxMARL
+# MPE when jaxmarl is importable) and log.txt. Paste the figures into docs/benchmarks.md with the date.
+set -u
+OUT=${OUT:-gpu_report_out}
+mkdir -p "$OUT"
+LOG="$OUT/log.txt"
+export PYTHONUNBUFFERED=1 PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
+export XLA_PYTHON_CLIENT_PREALLOCATE=false
+
+if [ "${SMALL:-0}" = "1" ]; then  # CPU dry run: every step, tiny sizes
+  ENVS=64; SEEDS_MANY=4; UPDATES=2; SIZES="1,64"; OTHER_SIZES="16"; REPEATS=1; POOL=16
+  TARGET_ARGS="num_envs=64 num_minibatches=4 total_env_steps=16384 test_worlds=6000:6002 stop_at_test_return=-1e9"
+  T_SHORT=300; T_LONG=600; T_OTHER=300
+else
+  ENVS=4096; SEEDS_MANY=32; UPDATES=10; SIZES="1,1024,16384,131072,262144"; OTHER_SIZES="1024,8192"
+  REPEATS=3; POOL=1000; TARGET_ARGS=""; T_SHORT=60; T_LONG=150; T_OTHER=45
+fi
+
+step() {  # step <name> <timeout_s> <command...>: run, log, never abort the script
+  local name=$1 limit=$2
+  shift 2
+  echo "=== $name (limit ${limit}s): $*" | tee -a "$LOG"
+  local start=$SECONDS
+  timeout "$limit" "$@" >>"$LOG" 2>&1
+  echo "=== $name: exit $? after $((SECONDS - start)) s" | tee -a "$LOG"
+}
+
+{
+  date -u
+  nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv 2>/dev/null || echo "no nvidia-smi"
+  python3 -c "import jax, jaxlib, sys; print('python', sys.version.split()[0], 'jax', jax.__version__, \
+'jaxlib', jaxlib.__version__, jax.devices())"
+} >"$OUT/env.txt" 2>&1
+cat "$OUT/env.txt"
+
+# 1. end-to-end IPPO throughput, Wind Farm Control at 4,096 worlds x 128 steps (goal >= 1.85e7 env steps/s)
+step train_1seed "$T_SHORT" sh -c "python3 -m baselines.bench --config configs/ippo_wind_farm_control.yaml \
+  --updates $UPDATES num_envs=$ENVS num_seeds=1 num_minibatches=8 > '$OUT/train_1seeds.json'"
+
+# 2. time to 0.92 of the maximum return (4600 of 5000; goal < 60 s with compilation): no compilation cache
+step time_to_target "$T_LONG" env HIVEX_JAX_CACHE_DIR= python3 -m hivex_jax train --no-progress \
+  --config configs/ippo_wind_farm_control_gpu.yaml --out-dir "$OUT" --name time_to_target $TARGET_ARGS
+
+# 3. 32 vmapped seeds vs 1 (goal: at most twice the wall time of one seed for the same updates)
+step "train_${SEEDS_MANY}seeds" "$T_LONG" sh -c "python3 -m baselines.bench \
+  --config configs/ippo_wind_farm_control.yaml --updates $UPDATES num_envs=$ENVS num_seeds=$SEEDS_MANY \
+  num_minibatches=8 > '$OUT/train_${SEEDS_MANY}seeds.json'"
+
+# 4. random-action env throughput over batch sizes (Wind Farm beside JaxMARL MPE when installed)
+PEER=$(python3 -c "import jaxmarl" >/dev/null 2>&1 && echo --peer)
+step bench_wfc 120 python3 -m hivex_jax bench --env WindFarmControl-v0 $PEER --batch-sizes "$SIZES" \
+  --repeats "$REPEATS" --json "$OUT/bench_WindFarmControl-v0.json"
+for env in WildfireResourceManagement-v0 OceanPlasticCollection-v0 DroneBasedReforestation-v0 \
+  AerialWildfireSuppression-v0; do
+  step "bench_$env" "$T_OTHER" python3 -m hivex_jax bench --env "$env" --batch-sizes "$OTHER_SIZES" \
+    --repeats "$REPEATS" --pregenerate "$POOL" --json "$OUT/bench_$env.json"
+done
+
+python3 scripts/gpu_report_summary.py "$OUT" | tee "$OUT/summary.md"

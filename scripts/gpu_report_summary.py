@@ -1,0 +1,96 @@
+"""Markdown summary of a `scripts/gpu_report.sh` output folder (for docs/benchmarks.md and training.md).
+
+python scripts/gpu_report_summary.py OUT_FOLDER
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+#: issue 3's goals
+TRAIN_GOAL_ENV_STEPS_PER_S = 1.85e7
+TARGET_GOAL_S = 60.0
+
+
+def _load(path: Path) -> dict | None:
+    """JSON at `path`, or None when the step did not write it (failed or timed out)."""
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def main(out: Path) -> str:
+    """The summary of `out` as Markdown lines."""
+    lines = [f"# GPU report ({out})", "", "```", (out / "env.txt").read_text().strip(), "```", ""]
+
+    trains = sorted(out.glob("train_*seeds.json"), key=lambda p: int(p.stem.split("_")[1][:-5]))
+    lines += ["## End-to-end IPPO on Wind Farm Control", ""]
+    lines += [
+        "| seeds | envs/seed | updates timed | env steps/s (all seeds) | vs 1.85e7 goal | s per update "
+        "| compile s |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    per_update = {}
+    for path in trains:
+        t = _load(path)
+        if t is None:
+            lines.append(f"| {path.stem} | failed or timed out (see log.txt) | | | | | |")
+            continue
+        per_update[t["num_seeds"]] = t["seconds"] / t["num_updates"]
+        lines.append(
+            f"| {t['num_seeds']} | {t['num_envs']} | {t['num_updates']} | {t['env_steps_per_s']:.3g} | "
+            f"{t['env_steps_per_s'] / TRAIN_GOAL_ENV_STEPS_PER_S:.2f}x | "
+            f"{per_update[t['num_seeds']]:.3f} | {t['compile_s']:.1f} |"
+        )
+    many = max(per_update, default=1)
+    if 1 in per_update and many > 1:
+        ratio = per_update[many] / per_update[1]
+        lines += ["", f"{many} seeds take {ratio:.2f}x the wall time of 1 seed per update (goal <= 2x)."]
+
+    summary = _load(out / "time_to_target" / "summary.json")
+    lines += ["", "## Time to 0.92 of the maximum return (4600 of 5000)", ""]
+    if summary is None or "target" not in summary:
+        lines.append("no summary.json: the run failed or timed out (see log.txt)")
+    else:
+        target = summary["target"]
+        if target["reached"]:
+            lines.append(
+                f"reached {target['test_return_greedy']:.1f} (greedy, held-out worlds) at update "
+                f"{target['update']} ({target['env_steps_per_seed']:,} env steps): "
+                f"{target['seconds_with_compile']:.1f} s including {summary['compile_s']:.1f} s of "
+                f"compilation (goal < {TARGET_GOAL_S:.0f} s)"
+            )
+        else:
+            lines.append(
+                f"not reached in {summary['updates_done']} updates ({summary['train_s']:.1f} s + "
+                f"{summary['compile_s']:.1f} s compilation)"
+            )
+
+    lines += ["", "## Random-action env throughput", ""]
+    lines += [
+        "| env | worlds | env steps/s | agent steps/s | vs MPE (agent steps) | compile s |",
+        "|---|---|---|---|---|---|",
+    ]
+    for path in sorted(out.glob("bench_*.json")):
+        bench = _load(path)
+        if bench is None:
+            lines.append(f"| {path.stem[6:]} | failed or timed out | | | | |")
+            continue
+        tag = f" (pool of {bench['pregenerate']})" if bench.get("pregenerate") else ""
+        for row in bench["results"]:
+            ratio = f"{row['ratio_agent_steps']:.2f}x" if "ratio_agent_steps" in row else "-"
+            lines.append(
+                f"| {bench['env']}{tag} | {row['batch']} | {row['env_steps_per_s']:.3g} | "
+                f"{row['agent_steps_per_s']:.3g} | {ratio} | {row['compile_s']:.1f} |"
+            )
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2 or not Path(sys.argv[1]).is_dir():
+        print(__doc__, file=sys.stderr)
+        raise SystemExit(2)
+    print(main(Path(sys.argv[1])))

@@ -1,0 +1,81 @@
+"""scripts/gpu_report_summary.py turns a GPU report folder into the tables docs/benchmarks.md takes."""
+
+import importlib.util
+import json
+from pathlib import Path
+
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "gpu_report_summary.py"
+
+
+def _summary_module():
+    spec = importlib.util.spec_from_file_location("gpu_report_summary", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _train(seeds, seconds, updates=10, envs=4096):
+    steps = updates * envs * 128 * seeds
+    return {
+        "num_seeds": seeds,
+        "num_envs": envs,
+        "num_updates": updates,
+        "seconds": seconds,
+        "env_steps_per_s": steps / seconds,
+        "compile_s": 20.0,
+    }
+
+
+def test_summary_reports_goals_seed_ratio_and_missing_steps(tmp_path):
+    (tmp_path / "env.txt").write_text("NVIDIA H200, jax 0.11.2")
+    (tmp_path / "train_1seeds.json").write_text(json.dumps(_train(1, 0.5)))
+    (tmp_path / "train_32seeds.json").write_text(json.dumps(_train(32, 0.75)))
+    (tmp_path / "time_to_target").mkdir()
+    (tmp_path / "time_to_target" / "summary.json").write_text(
+        json.dumps(
+            {
+                "compile_s": 21.0,
+                "updates_done": 12,
+                "train_s": 9.0,
+                "target": {
+                    "stop_at_test_return": 4600.0,
+                    "reached": True,
+                    "update": 12,
+                    "test_return_greedy": 4655.0,
+                    "env_steps_per_seed": 12 * 524288,
+                    "wall_s": 9.0,
+                    "seconds_with_compile": 30.0,
+                },
+            }
+        )
+    )
+    (tmp_path / "bench_WindFarmControl-v0.json").write_text(
+        json.dumps(
+            {
+                "env": "WindFarmControl-v0",
+                "pregenerate": 0,
+                "results": [
+                    {
+                        "batch": 1024,
+                        "env_steps_per_s": 1e7,
+                        "agent_steps_per_s": 8e7,
+                        "compile_s": 2.0,
+                        "ratio_agent_steps": 2.5,
+                    }
+                ],
+            }
+        )
+    )
+    (tmp_path / "bench_OceanPlasticCollection-v0.json").write_text("{not json")  # a step that died mid-write
+    text = _summary_module().main(tmp_path)
+    # 10 updates x 4096 envs x 128 steps in 0.5 s = 1.049e7 env steps/s = 0.57 of the 1.85e7 goal
+    assert "| 1 | 4096 | 10 | 1.05e+07 | 0.57x | 0.050 | 20.0 |" in text
+    assert "32 seeds take 1.50x the wall time of 1 seed per update" in text
+    assert "reached 4655.0" in text and "30.0 s including 21.0 s of compilation" in text
+    assert "| WindFarmControl-v0 | 1024 | 1e+07 | 8e+07 | 2.50x | 2.0 |" in text
+    assert "| OceanPlasticCollection-v0 | failed or timed out |" in text
+
+
+def test_summary_says_when_the_target_run_is_missing(tmp_path):
+    (tmp_path / "env.txt").write_text("cpu")
+    assert "no summary.json" in _summary_module().main(tmp_path)
