@@ -138,16 +138,21 @@ def evaluate_main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(
         prog="hivex evaluate",
         description="Evaluate a saved run (every seed, greedy and stochastic) on held-out worlds, next to "
-        "the scripted and random policies; prints a table and writes eval_<worlds>.json into the run.",
+        "the scripted and random policies; prints a table and writes eval_<worlds>.json and a per-world "
+        "plot eval_<worlds>.png into the run.",
     )
     p.add_argument("run_dir")
     p.add_argument("--worlds", default=None, help='world seeds, "6000:6100" or "1,5,9" (default: test pool)')
     p.add_argument("--steps", type=int, default=None, help="episode steps (default: the env's max_steps)")
     p.add_argument("--no-baselines", action="store_true", help="skip the scripted / random policies")
-    p.add_argument("--out", default=None, help="JSON output (default: RUN_DIR/eval_<worlds>.json)")
+    p.add_argument(
+        "--out",
+        default=None,
+        help="JSON output (default: RUN_DIR/eval_<worlds>.json; the plot goes next to it as .png)",
+    )
     args = p.parse_args(argv)
     _compilation_cache()
-    from baselines.runner import evaluate_run, format_results
+    from baselines.runner import evaluate_run, format_results, plot_eval
 
     run_dir = Path(args.run_dir)
     if not (run_dir / "config.yaml").exists():
@@ -161,8 +166,9 @@ def evaluate_main(argv: list[str]) -> int:
     tag = (args.worlds or "test").replace(":", "-").replace(",", "_")
     out = Path(args.out) if args.out else run_dir / f"eval_{tag}.json"
     out.write_text(json.dumps(results, indent=1))
+    plot = plot_eval(out.with_suffix(".png"), load_config(run_dir / "config.yaml"), results)
     print(format_results(results))
-    print(f"wrote {out}")
+    print(f"wrote {out} and {plot}")
     return 0
 
 
@@ -228,7 +234,11 @@ def sweep_main(argv: list[str]) -> int:
         )
     table = "\n".join(lines)
     (sweep_dir / "sweep.md").write_text(table + "\n")
+    from hivex_jax.eval.plots import sweep_summary
+
+    sweep_summary(sweep_dir / "sweep.png", rows, f"{configs[0].algo.upper()} on {configs[0].env_id}")
     print("\n" + table)
+    print(f"wrote {sweep_dir / 'sweep.json'}, sweep.md and sweep.png")
     return 0
 
 

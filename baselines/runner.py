@@ -413,6 +413,15 @@ def plot_learning_curve(run_dir: Path, config: PPOConfig, references: dict[str, 
     )
 
 
+def plot_eval(path: Path, config: PPOConfig, results: dict[str, Any]) -> Path:
+    """`eval.png`: per-world held-out returns of every policy (trained: mean and 95% CI over seeds)."""
+    from hivex_jax.eval.plots import per_world_returns
+
+    level = f" level {config.level}" if config.level is not None else ""
+    title = f"{config.algo.upper()} on {config.env_id} task {config.task}{level}: held-out worlds"
+    return per_world_returns(path, results, title)
+
+
 # ---------------------------------------------------------------------------------------- the loop
 def run_training(
     config: PPOConfig,
@@ -556,6 +565,7 @@ def run_training(
         eval_seed=config.eval_seed,
     )
     (run_dir / "eval.json").write_text(json.dumps(results, indent=1))
+    plot_eval(run_dir / "eval.png", config, results)
     policies = results["policies"]
     references = {n: policies[n]["summary"]["mean"] for n in ("scripted", "random") if n in policies}
     plot_learning_curve(run_dir, config, references)

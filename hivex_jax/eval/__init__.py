@@ -1,7 +1,7 @@
 """Evaluation: full-episode rollouts on held-out worlds, seed-sweep statistics, plots and GIFs."""
 
 from hivex_jax.eval.gif import episode_frames, write_gif
-from hivex_jax.eval.plots import learning_curve
+from hivex_jax.eval.plots import learning_curve, per_world_returns, sweep_summary
 from hivex_jax.eval.rollout import (
     Evaluator,
     evaluate,
@@ -20,9 +20,11 @@ __all__ = [
     "iqm",
     "learning_curve",
     "mean_ci95",
+    "per_world_returns",
     "random_policy",
     "scripted_policy",
     "summarize",
     "summarize_totals",
+    "sweep_summary",
     "write_gif",
 ]

@@ -1,8 +1,8 @@
-"""Plots: learning curves with the mean and 95% CI over seeds."""
+"""Plots: learning curves (mean and 95% CI over seeds), per-world held-out returns, sweep summaries."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +65,104 @@ def learning_curve(
     if title:
         fig.suptitle(title)
     fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
+
+
+def _policy_returns(results: Mapping[str, Any], name: str) -> np.ndarray:
+    """Per-world returns of one policy of an `eval.json` dict as `[seeds, worlds]` (baselines: 1 row)."""
+    per_world = results["policies"][name]["per_world"]
+    if "return_per_seed" in per_world[0]:
+        return np.asarray([w["return_per_seed"] for w in per_world], np.float64).T
+    return np.asarray([[w["return_mean"] for w in per_world]], np.float64)
+
+
+def per_world_returns(path: str | Path, results: Mapping[str, Any], title: str = "") -> Path:
+    """Held-out results of an `eval.json` dict: left, each world's return per policy (trained policies:
+    mean and 95% CI over seeds), worlds ordered by the scripted return when there is one, else by the
+    first policy's; right, the spread over worlds of each policy's (seed-mean) return as a box plot."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = list(results["policies"])
+    if not names:
+        raise ValueError("results hold no policies")
+    worlds = np.asarray(results["worlds"])
+    returns = {n: _policy_returns(results, n) for n in names}
+    order = np.argsort(returns["scripted" if "scripted" in returns else names[0]].mean(axis=0), kind="stable")
+    x = np.arange(len(worlds))
+    fig, (ax, box) = plt.subplots(
+        1, 2, figsize=(12, 4), gridspec_kw={"width_ratios": [3, 1]}, constrained_layout=True
+    )
+    for i, name in enumerate(names):
+        values = returns[name][:, order]
+        seeds = values.shape[0]
+        if seeds > 1:
+            mean, half = mean_ci95(values, axis=0)
+            ax.errorbar(
+                x,
+                mean,
+                yerr=half,
+                fmt="o",
+                ms=3,
+                capsize=2,
+                color=f"C{i}",
+                label=f"{name} (mean, 95% CI over {seeds} seeds)",
+            )
+        else:
+            ax.plot(
+                x, values[0], {"scripted": "s", "random": "x"}.get(name, "o"), ms=4, color=f"C{i}", label=name
+            )
+    step = max(1, len(worlds) // 25)
+    ax.set_xticks(x[::step], [str(w) for w in worlds[order][::step]], rotation=90, fontsize=7)
+    ax.set_xlabel("test world seed" + (" (ordered by the scripted return)" if "scripted" in returns else ""))
+    ax.set_ylabel("episode return (mean over agents)")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    box.boxplot([returns[n].mean(axis=0) for n in names])
+    box.set_xticks(np.arange(1, len(names) + 1), names)  # (boxplot's label keyword changed name in 3.9)
+    box.set_ylabel(f"per-world return ({len(worlds)} worlds)")
+    box.tick_params(axis="x", labelrotation=45)
+    box.grid(alpha=0.3)
+    if title:
+        fig.suptitle(title)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
+
+
+def sweep_summary(path: str | Path, rows: Sequence[Mapping[str, Any]], title: str = "") -> Path:
+    """One row per sweep combination: each policy's held-out return, mean and 95% CI over seeds
+    (rows as `hivex sweep` writes them to sweep.json: `combination` plus a summary per policy)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    if not rows:
+        raise ValueError("a sweep summary needs at least one combination")
+    names = [n for n in ("greedy", "stochastic", "scripted", "random") if n in rows[0]]
+    y = np.arange(len(rows))
+    fig, ax = plt.subplots(figsize=(8, 1.2 + 0.45 * len(rows)), constrained_layout=True)
+    for i, name in enumerate(names):
+        offset = (i - (len(names) - 1) / 2) * 0.15
+        means = [r[name]["mean"] for r in rows]
+        halves = [r[name]["ci95"] if r[name].get("num_seeds", 1) > 1 else 0.0 for r in rows]
+        ax.errorbar(means, y + offset, xerr=halves, fmt="o", ms=4, capsize=2, color=f"C{i}", label=name)
+    ax.set_yticks(y, [r["combination"] for r in rows])
+    ax.invert_yaxis()
+    ax.set_xlabel("held-out return (mean, 95% CI over seeds)")
+    ax.grid(alpha=0.3, axis="x")
+    ax.legend(fontsize=8, loc="best")
+    if title:
+        ax.set_title(title)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=100)

@@ -46,7 +46,7 @@ def test_train_resume_evaluate_and_outputs(tmp_path):
     assert train_main(["--resume", str(split), "--no-progress"]) == 0
 
     straight = tmp_path / "straight"
-    for name in ("config.yaml", "metrics.csv", "learning_curve.png", "eval.json", "episode.gif"):
+    for name in ("config.yaml", "metrics.csv", "learning_curve.png", "eval.json", "eval.png", "episode.gif"):
         assert (straight / name).stat().st_size > 0, name
     # resume continues exactly: same per-update metrics, evaluation and final parameters
     rows = _csv(straight / "metrics.csv")
@@ -85,6 +85,7 @@ def test_train_resume_evaluate_and_outputs(tmp_path):
     # hivex evaluate on other worlds
     assert evaluate_main([str(straight), "--worlds", "300:302"]) == 0
     other = json.loads((straight / "eval_300-302.json").read_text())
+    assert (straight / "eval_300-302.png").stat().st_size > 0
     assert other["worlds"] == [300, 301] and other["updates_done"] == 6
     assert len(other["policies"]["stochastic"]["per_world"][1]["return_per_seed"]) == 4
 
@@ -101,6 +102,7 @@ def test_sweep_tabulates_every_combination(tmp_path):
     assert rows[0]["greedy"]["num_seeds"] == 4 and "ci95" in rows[1]["stochastic"]
     assert rows[0]["greedy"] == rows[1]["greedy"]  # host-only key: same training, same numbers
     assert "± " in (tmp_path / "sweep" / "sweep.md").read_text()
+    assert (tmp_path / "sweep" / "sweep.png").stat().st_size > 0
 
 
 @pytest.mark.timeout(300)

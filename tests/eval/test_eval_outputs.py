@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 from trainer_fake_env import TinyEnv
 
-from hivex_jax.eval import episode_frames, learning_curve, random_policy
+from hivex_jax.eval import episode_frames, learning_curve, per_world_returns, random_policy, sweep_summary
+from hivex_jax.eval.plots import _policy_returns
 from hivex_jax.eval.render import main as render_main
 
 pytestmark = pytest.mark.timeout(120)
@@ -36,3 +37,35 @@ def test_learning_curve_png(tmp_path):
     path = learning_curve(tmp_path / "c.png", steps, train, steps[::5], train[:, ::5], {"scripted": 1.0})
     assert path.stat().st_size > 1000
     assert imageio.imread(path).ndim == 3
+
+
+def _results(seeds=3, worlds=(6002, 6000, 6001)):
+    rng = np.random.default_rng(0)
+    trained = {
+        name: {
+            "per_world": [{"world": w, "return_per_seed": rng.normal(size=seeds).tolist()} for w in worlds]
+        }
+        for name in ("greedy", "stochastic")
+    }
+    scripted = {"per_world": [{"world": w, "return_mean": float(10 + i)} for i, w in enumerate(worlds)]}
+    return {"worlds": list(worlds), "policies": {**trained, "scripted": scripted}}
+
+
+def test_per_world_returns_reads_seeds_by_worlds_and_draws(tmp_path):
+    results = _results()
+    greedy = _policy_returns(results, "greedy")
+    assert greedy.shape == (3, 3)  # [seeds, worlds]
+    assert greedy[:, 1].tolist() == results["policies"]["greedy"]["per_world"][1]["return_per_seed"]
+    assert _policy_returns(results, "scripted").tolist() == [[10.0, 11.0, 12.0]]
+    path = per_world_returns(tmp_path / "eval.png", results, "title")
+    assert imageio.imread(path).ndim == 3
+    with pytest.raises(ValueError, match="no policies"):
+        per_world_returns(tmp_path / "none.png", {"worlds": [1], "policies": {}})
+
+
+def test_sweep_summary_png(tmp_path):
+    row = {"mean": 1.0, "ci95": 0.5, "num_seeds": 3}
+    rows = [{"combination": f"lr={lr}", "greedy": row, "scripted": {**row, "num_seeds": 1}} for lr in (1, 2)]
+    assert imageio.imread(sweep_summary(tmp_path / "s.png", rows)).ndim == 3
+    with pytest.raises(ValueError, match="at least one"):
+        sweep_summary(tmp_path / "e.png", [])
