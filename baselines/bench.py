@@ -54,6 +54,11 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description="training throughput of a config")
     parser.add_argument("--config", default=None)
     parser.add_argument("--updates", type=int, default=5)
+    parser.add_argument("--json", default=None, help="also write the result here")
     parser.add_argument("overrides", nargs="*")
     args = parser.parse_args()
-    print(json.dumps(train_throughput(args.config, args.overrides, args.updates), indent=1))
+    text = json.dumps(train_throughput(args.config, args.overrides, args.updates), indent=1)
+    print(text)
+    if args.json:
+        with open(args.json, "w") as f:  # (stdout may carry other packages' prints, e.g. jaxmarl's)
+            f.write(text + "\n")

@@ -6,9 +6,10 @@
 #   SMALL=1 OUT=/tmp/gpu_dry scripts/gpu_report.sh  # dry run on a CPU: same steps, tiny sizes
 #
 # Writes into $OUT: env.txt (device, versions), train_<n>seeds.json (end-to-end IPPO throughput at
-# 4,096 worlds x 128 steps), time_to_target/ (a `hivex train` run that stops at 0.92 of the 5000-step
-# maximum, with summary.json), bench_<env>.json (random-action env throughput; Wind Farm beside JaxMARL
-# MPE when jaxmarl is importable) and log.txt. Paste the figures into docs/benchmarks.md with the date.
+# 4,096 worlds x 128 steps; peer_train_mpe.json: the same on JaxMARL MPE), time_to_target/ (a
+# `hivex train` run that stops at 0.92 of the 5000-step maximum, with summary.json), bench_<env>.json
+# (random-action env throughput; Wind Farm beside JaxMARL MPE when jaxmarl is importable), log.txt and
+# summary.md. Paste the figures into docs/benchmarks.md with the date.
 set -u
 OUT=${OUT:-gpu_report_out}
 mkdir -p "$OUT"
@@ -43,20 +44,26 @@ step() {  # step <name> <timeout_s> <command...>: run, log, never abort the scri
 cat "$OUT/env.txt"
 
 # 1. end-to-end IPPO throughput, Wind Farm Control at 4,096 worlds x 128 steps (goal >= 1.85e7 env steps/s)
-step train_1seed "$T_SHORT" sh -c "python3 -m baselines.bench --config configs/ippo_wind_farm_control.yaml \
-  --updates $UPDATES num_envs=$ENVS num_seeds=1 num_minibatches=8 > '$OUT/train_1seeds.json'"
+step train_1seed "$T_SHORT" python3 -m baselines.bench --config configs/ippo_wind_farm_control.yaml \
+  --updates "$UPDATES" --json "$OUT/train_1seeds.json" num_envs="$ENVS" num_seeds=1 num_minibatches=8
+
+# 1b. the same trainer and sizes on JaxMARL's MPE simple_spread (the 1.85e7 reference's env), when installed
+PEER=$(python3 -c "import jaxmarl" >/dev/null 2>&1 && echo --peer)
+if [ -n "$PEER" ]; then
+  step train_mpe "$T_SHORT" python3 -m baselines.bench --config configs/ippo_jaxmarl_mpe_simple_spread.yaml \
+    --updates "$UPDATES" --json "$OUT/peer_train_mpe.json" num_envs="$ENVS" num_seeds=1 num_minibatches=8
+fi
 
 # 2. time to 0.92 of the maximum return (4600 of 5000; goal < 60 s with compilation): no compilation cache
 step time_to_target "$T_LONG" env HIVEX_JAX_CACHE_DIR= python3 -m hivex_jax train --no-progress \
   --config configs/ippo_wind_farm_control_gpu.yaml --out-dir "$OUT" --name time_to_target $TARGET_ARGS
 
 # 3. 32 vmapped seeds vs 1 (goal: at most twice the wall time of one seed for the same updates)
-step "train_${SEEDS_MANY}seeds" "$T_LONG" sh -c "python3 -m baselines.bench \
-  --config configs/ippo_wind_farm_control.yaml --updates $UPDATES num_envs=$ENVS num_seeds=$SEEDS_MANY \
-  num_minibatches=8 > '$OUT/train_${SEEDS_MANY}seeds.json'"
+step "train_${SEEDS_MANY}seeds" "$T_LONG" python3 -m baselines.bench --config configs/ippo_wind_farm_control.yaml \
+  --updates "$UPDATES" --json "$OUT/train_${SEEDS_MANY}seeds.json" num_envs="$ENVS" num_seeds="$SEEDS_MANY" \
+  num_minibatches=8
 
 # 4. random-action env throughput over batch sizes (Wind Farm beside JaxMARL MPE when installed)
-PEER=$(python3 -c "import jaxmarl" >/dev/null 2>&1 && echo --peer)
 step bench_wfc 120 python3 -m hivex_jax bench --env WindFarmControl-v0 $PEER --batch-sizes "$SIZES" \
   --repeats "$REPEATS" --json "$OUT/bench_WindFarmControl-v0.json"
 for env in WildfireResourceManagement-v0 OceanPlasticCollection-v0 DroneBasedReforestation-v0 \

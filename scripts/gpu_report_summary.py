@@ -50,6 +50,18 @@ def main(out: Path) -> str:
         ratio = per_update[many] / per_update[1]
         lines += ["", f"{many} seeds take {ratio:.2f}x the wall time of 1 seed per update (goal <= 2x)."]
 
+    peer = _load(out / "peer_train_mpe.json")
+    ours = _load(out / "train_1seeds.json")
+    if peer is not None and ours is not None:
+        lines += [
+            "",
+            f"The same trainer and sizes on {peer['env_id']}: "
+            f"{peer['env_steps_per_s']:.3g} env steps/s ({peer['agent_steps_per_s']:.3g} agent steps/s); "
+            "Wind Farm / MPE: "
+            f"{ours['env_steps_per_s'] / peer['env_steps_per_s']:.2f}x env steps, "
+            f"{ours['agent_steps_per_s'] / peer['agent_steps_per_s']:.2f}x agent steps.",
+        ]
+
     summary = _load(out / "time_to_target" / "summary.json")
     lines += ["", "## Time to 0.92 of the maximum return (4600 of 5000)", ""]
     if summary is None or "target" not in summary:

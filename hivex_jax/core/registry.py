@@ -64,7 +64,12 @@ def make(id: str, **overrides: Any) -> tuple[Any, Any]:
     Keyword arguments that the environment's constructor takes (static options such as
     `num_agents`) build the env; those naming `EnvParams` fields (dynamic options such as `task`
     or `pattern`) override the default params. Anything else is an error naming the options.
+    `jaxmarl/<name>` wraps `jaxmarl.make(name)` (see `hivex_jax.interop.from_jaxmarl`).
     """
+    if id.startswith("jaxmarl/"):  # a JaxMARL environment behind this API (hivex_jax.interop.from_jaxmarl)
+        from hivex_jax.interop.from_jaxmarl import make_jaxmarl
+
+        return make_jaxmarl(id.removeprefix("jaxmarl/"), **overrides)
     s = spec(id)
     factory = s.factory()
     ctor_names = set(getattr(factory, "static_options", ()))

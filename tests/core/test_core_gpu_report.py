@@ -14,7 +14,7 @@ def _summary_module():
     return module
 
 
-def _train(seeds, seconds, updates=10, envs=4096):
+def _train(seeds, seconds, updates=10, envs=4096, agents=8, env_id="WindFarmControl-v0"):
     steps = updates * envs * 128 * seeds
     return {
         "num_seeds": seeds,
@@ -22,7 +22,9 @@ def _train(seeds, seconds, updates=10, envs=4096):
         "num_updates": updates,
         "seconds": seconds,
         "env_steps_per_s": steps / seconds,
+        "agent_steps_per_s": steps * agents / seconds,
         "compile_s": 20.0,
+        "env_id": env_id,
     }
 
 
@@ -30,6 +32,8 @@ def test_summary_reports_goals_seed_ratio_and_missing_steps(tmp_path):
     (tmp_path / "env.txt").write_text("NVIDIA H200, jax 0.11.2")
     (tmp_path / "train_1seeds.json").write_text(json.dumps(_train(1, 0.5)))
     (tmp_path / "train_32seeds.json").write_text(json.dumps(_train(32, 0.75)))
+    mpe = _train(1, 0.25, agents=3, env_id="jaxmarl/MPE_simple_spread_v3")
+    (tmp_path / "peer_train_mpe.json").write_text(json.dumps(mpe))
     (tmp_path / "time_to_target").mkdir()
     (tmp_path / "time_to_target" / "summary.json").write_text(
         json.dumps(
@@ -71,6 +75,8 @@ def test_summary_reports_goals_seed_ratio_and_missing_steps(tmp_path):
     # 10 updates x 4096 envs x 128 steps in 0.5 s = 1.049e7 env steps/s = 0.57 of the 1.85e7 goal
     assert "| 1 | 4096 | 10 | 1.05e+07 | 0.57x | 0.050 | 20.0 |" in text
     assert "32 seeds take 1.50x the wall time of 1 seed per update" in text
+    # WFC 0.5 s vs MPE 0.25 s for the same env steps: 0.5x env steps, 0.5 * 8 / 3 = 1.33x agent steps
+    assert "Wind Farm / MPE: 0.50x env steps, 1.33x agent steps" in text
     assert "reached 4655.0" in text and "30.0 s including 21.0 s of compilation" in text
     assert "| WindFarmControl-v0 | 1024 | 1e+07 | 8e+07 | 2.50x | 2.0 |" in text
     assert "| OceanPlasticCollection-v0 | failed or timed out |" in text
