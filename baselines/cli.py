@@ -122,7 +122,7 @@ def train_main(argv: list[str]) -> int:
         state = (
             f"reached the target (greedy held-out return {target['test_return_greedy']:.1f} >= "
             f"{config.stop_at_test_return:g}) at update {target['update']}, "
-            f"{target['seconds_with_compile']:.1f} s including compilation"
+            f"{target['seconds_total']:.1f} s from the start (world pool, init, compilation included)"
         )
     print(
         f"{state}: {summary['run_dir']} (compile {summary['compile_s']:.1f} s, training "

@@ -439,6 +439,7 @@ def run_training(
     """
     from tqdm.auto import tqdm
 
+    setup_start = time.perf_counter()  # time to target counts world pools, init and compilation too
     run_dir = (
         Path(run_dir)
         if run_dir is not None
@@ -507,7 +508,12 @@ def run_training(
             last_return = float(raw["episode_return_sum"].sum() / ended.sum())
         wall = wall_before + time.perf_counter() - start
         if reached is not None and "wall_s" not in reached:
-            reached.update(env_steps_per_seed=reached["update"] * steps_per_update, wall_s=wall)
+            since_setup = wall_before + time.perf_counter() - setup_start
+            reached.update(
+                env_steps_per_seed=reached["update"] * steps_per_update,
+                wall_s=wall,
+                seconds_total=since_setup,
+            )
         csv_file.append(chunk * config.chunk_updates, steps_per_update, wall, metrics)
         bar.update(config.chunk_updates * steps_per_update * config.num_seeds)
         bar.set_postfix(
@@ -545,10 +551,11 @@ def run_training(
         "jax_version": jax.__version__,
     }
     if target is not None:
-        # time to target counts this call's compilation (a resumed run: plus the wall of earlier calls)
+        # wall_s: the training loop (evaluations included); seconds_total: from the start of this call
+        # (world pool, parameter init, compilation) to the target, plus the loop time of earlier calls
         summary["target"] = {"stop_at_test_return": target, "reached": reached is not None}
         if reached is not None:
-            summary["target"].update(reached, seconds_with_compile=reached["wall_s"] + compile_s)
+            summary["target"].update(reached)
     (run_dir / "summary.json").write_text(json.dumps(summary, indent=1))
     if not summary["finished"] or not outputs:
         return summary
