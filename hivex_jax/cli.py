@@ -33,6 +33,7 @@ def _list(argv: list[str]) -> int:
     for env_id in hivex_jax.registered_envs():
         env, _ = hivex_jax.make(env_id)
         print(f"{env_id:34s} {env.num_agents:6d} {len(env.task_ids):5d}  {spec(env_id).description}")
+    print(f"{'jaxmarl/<name>':34s} {'':6s} {1:5d}  a JaxMARL env (jaxmarl.make(name)) behind this API")
     return 0
 
 

@@ -51,3 +51,13 @@ def test_stack_params_gives_leading_batch_axis():
     env, params = hivex_jax.make("WindFarmControl-v0")
     batch = hivex_jax.stack_params([env.variant_params(params, task=t) for t in (0, 1, 1)])
     assert batch.task.shape == (3,) and batch.task_weights.shape == (3, 2, 2)
+
+
+def test_hivex_list_names_every_registered_env_and_the_jaxmarl_prefix(capsys):
+    from hivex_jax.cli import main
+
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    for env_id in hivex_jax.registered_envs():
+        assert env_id in out
+    assert "jaxmarl/<name>" in out
