@@ -11,6 +11,25 @@ import numpy as np
 from hivex_jax.eval.stats import mean_ci95
 
 
+def _pyplot() -> Any:
+    """matplotlib.pyplot on the file-only Agg backend (imported lazily: the env API does not need it)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _save(fig: Any, path: str | Path) -> Path:
+    """Write `fig` to `path` (folders created) and close it."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=100)
+    _pyplot().close(fig)
+    return path
+
+
 def _band(ax: Any, x: np.ndarray, values: np.ndarray, label: str, color: str) -> None:
     mean, half = mean_ci95(values, axis=0)
     ok = ~np.isnan(mean)
@@ -32,10 +51,7 @@ def learning_curve(
     """Left: a training metric `[seeds, updates]` against env steps; right (if given): the held-out
     evaluation `[seeds, evals]` (or `{label: [seeds, evals]}`) with horizontal reference lines (e.g.
     scripted, random). Mean and 95% CI over seeds (shaded); the number of seeds is in the legend."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = _pyplot()
 
     train_values = np.atleast_2d(np.asarray(train_values, np.float64))
     seeds = train_values.shape[0]
@@ -65,11 +81,7 @@ def learning_curve(
     if title:
         fig.suptitle(title)
     fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return path
+    return _save(fig, path)
 
 
 def _policy_returns(results: Mapping[str, Any], name: str) -> np.ndarray:
@@ -84,10 +96,7 @@ def per_world_returns(path: str | Path, results: Mapping[str, Any], title: str =
     """Held-out results of an `eval.json` dict: left, each world's return per policy (trained policies:
     mean and 95% CI over seeds), worlds ordered by the scripted return when there is one, else by the
     first policy's; right, the spread over worlds of each policy's (seed-mean) return as a box plot."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = _pyplot()
 
     names = list(results["policies"])
     if not names:
@@ -131,20 +140,13 @@ def per_world_returns(path: str | Path, results: Mapping[str, Any], title: str =
     box.grid(alpha=0.3)
     if title:
         fig.suptitle(title)
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return path
+    return _save(fig, path)
 
 
 def sweep_summary(path: str | Path, rows: Sequence[Mapping[str, Any]], title: str = "") -> Path:
     """One row per sweep combination: each policy's held-out return, mean and 95% CI over seeds
     (rows as `hivex sweep` writes them to sweep.json: `combination` plus a summary per policy)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = _pyplot()
 
     if not rows:
         raise ValueError("a sweep summary needs at least one combination")
@@ -163,8 +165,4 @@ def sweep_summary(path: str | Path, rows: Sequence[Mapping[str, Any]], title: st
     ax.legend(fontsize=8, loc="best")
     if title:
         ax.set_title(title)
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return path
+    return _save(fig, path)
