@@ -52,7 +52,6 @@ class FromJaxMARL(Environment):
     reward_term_names = ("reward",)
     task_ids = (0,)
     params_type = JaxMARLParams
-    static_options = ("num_agents",)  # any other jaxmarl.make keyword is passed through by make_jaxmarl
 
     def __init__(self, name: str, **kwargs: Any):
         try:
