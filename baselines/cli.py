@@ -229,7 +229,12 @@ def sweep_main(argv: list[str]) -> int:
     for r in rows:
         lines.append(
             f"| {r['combination']} | "
-            + " | ".join(f"{r[n]['mean']:.1f} ± {r[n]['ci95']:.1f}" for n in names)
+            + " | ".join(  # a policy run once (scripted, random) has no spread over seeds
+                f"{r[n]['mean']:.1f} ± {r[n]['ci95']:.1f}"
+                if r[n].get("num_seeds", 2) > 1
+                else f"{r[n]['mean']:.1f}"
+                for n in names
+            )
             + " |"
         )
     table = "\n".join(lines)

@@ -602,9 +602,11 @@ def format_results(results: dict[str, Any]) -> str:
     """A small table of held-out returns: mean +- 95% CI over training seeds ("-" for a policy run
     once, like scripted and random), IQM over (seed, world) runs, and the ratio to scripted."""
     ratio = results.get("ratio_to_scripted", {})
+    worlds = results["worlds"]
+    in_train = results.get("worlds_in_train_pool", 0)
+    kind = f"worlds ({in_train} of them in the train pool)" if in_train else "held-out worlds"
     lines = [
-        f"held-out test worlds {results['worlds'][0]}..{results['worlds'][-1]} "
-        f"({len(results['worlds'])} worlds, full episodes; return = per-agent mean):",
+        f"{len(worlds)} {kind} {worlds[0]}..{worlds[-1]}, full episodes; return = per-agent mean:",
         f"  {'policy':<11s} {'return':>10s} {'+-95% CI':>9s} {'IQM':>10s} {'vs scripted':>12s}",
     ]
     for name, block in results["policies"].items():
@@ -640,7 +642,9 @@ def evaluate_run(
     worlds = worlds or config.test_worlds
     evaluation = get_evaluation(population, worlds, num_steps)
     results = evaluation.full(state.params, baselines=baselines)
+    train_pool = set(rollout.seed_range(config.train_worlds).tolist())
     results.update(
+        worlds_in_train_pool=sum(int(w) in train_pool for w in results["worlds"]),
         env_id=config.env_id,
         task=config.task,
         level=config.level,

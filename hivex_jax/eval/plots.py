@@ -132,7 +132,8 @@ def per_world_returns(path: str | Path, results: Mapping[str, Any], title: str =
     ax.set_xlabel("test world seed" + (" (ordered by the scripted return)" if "scripted" in returns else ""))
     ax.set_ylabel("episode return (mean over agents)")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    handles, labels = ax.get_legend_handles_labels()  # below the axes: points cover the whole plot
+    fig.legend(handles, labels, loc="outside lower center", ncol=len(labels), fontsize=8)
     box.boxplot([returns[n].mean(axis=0) for n in names])
     box.set_xticks(np.arange(1, len(names) + 1), names)  # (boxplot's label keyword changed name in 3.9)
     box.set_ylabel(f"per-world return ({len(worlds)} worlds)")
@@ -162,7 +163,8 @@ def sweep_summary(path: str | Path, rows: Sequence[Mapping[str, Any]], title: st
     ax.invert_yaxis()
     ax.set_xlabel("held-out return (mean, 95% CI over seeds)")
     ax.grid(alpha=0.3, axis="x")
-    ax.legend(fontsize=8, loc="best")
+    handles, labels = ax.get_legend_handles_labels()  # below the axes: points cover the whole plot
+    fig.legend(handles, labels, loc="outside lower center", ncol=len(labels), fontsize=8)
     if title:
         ax.set_title(title)
     return _save(fig, path)

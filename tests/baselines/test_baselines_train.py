@@ -33,7 +33,7 @@ def _csv(path):
 
 
 @pytest.mark.timeout(300)
-def test_train_resume_evaluate_and_outputs(tmp_path):
+def test_train_resume_evaluate_and_outputs(tmp_path, capsys):
     config = _write_config(tmp_path, num_seeds=4)
     common = ["--config", config, "--out-dir", str(tmp_path), "--no-progress"]
     assert train_main([*common, "--name", "straight"]) == 0
@@ -87,6 +87,11 @@ def test_train_resume_evaluate_and_outputs(tmp_path):
     other = json.loads((straight / "eval_300-302.json").read_text())
     assert (straight / "eval_300-302.png").stat().st_size > 0
     assert other["worlds"] == [300, 301] and other["updates_done"] == 6
+    assert other["worlds_in_train_pool"] == 0
+    # on training worlds (the generalisation gap's other side) the results say so
+    assert evaluate_main([str(straight), "--worlds", "109:111", "--no-baselines"]) == 0
+    assert json.loads((straight / "eval_109-111.json").read_text())["worlds_in_train_pool"] == 1
+    assert "2 worlds (1 of them in the train pool)" in capsys.readouterr().out
     assert len(other["policies"]["stochastic"]["per_world"][1]["return_per_seed"]) == 4
 
 
@@ -103,6 +108,8 @@ def test_sweep_tabulates_every_combination(tmp_path):
     assert rows[0]["greedy"] == rows[1]["greedy"]  # host-only key: same training, same numbers
     assert "± " in (tmp_path / "sweep" / "sweep.md").read_text()
     assert (tmp_path / "sweep" / "sweep.png").stat().st_size > 0
+    table = (tmp_path / "sweep" / "sweep.md").read_text().splitlines()
+    assert table[2].count("±") == 2  # greedy and stochastic have 4 seeds; scripted and random ran once
 
 
 @pytest.mark.timeout(300)
