@@ -422,6 +422,17 @@ def plot_eval(path: Path, config: PPOConfig, results: dict[str, Any]) -> Path:
     return per_world_returns(path, results, title)
 
 
+def scale_hint(config: PPOConfig, backend: str) -> str | None:
+    """A note when a config sized for the CPU runs on an accelerator (a few envs leave it idle)."""
+    parallel = config.num_envs * config.num_seeds
+    if backend == "cpu" or parallel >= 1024:
+        return None
+    return (
+        f"note: {config.num_envs} envs x {config.num_seeds} seeds keep a {backend.upper()} mostly idle; "
+        "raise num_envs (e.g. num_envs=4096 num_minibatches=8, as configs/ippo_wind_farm_control_gpu.yaml)"
+    )
+
+
 # ---------------------------------------------------------------------------------------- the loop
 def run_training(
     config: PPOConfig,
@@ -474,6 +485,9 @@ def run_training(
         f"{len(population.devices)} device(s), sharded over {population.shard_axis}; "
         f"compiled in {compile_s:.1f} s"
     )
+    hint = scale_hint(config, jax.default_backend())
+    if hint:
+        log(hint)
     total_steps = config.env_steps * config.num_seeds
     bar = tqdm(
         total=total_steps,

@@ -83,3 +83,12 @@ def test_other_impossible_combinations():
         parse_overrides(["lr"])
     with pytest.raises(ConfigError, match="does not exist"):
         load_config("no/such/file.yaml")
+
+
+def test_a_cpu_sized_config_on_an_accelerator_gets_a_hint():
+    from baselines.runner import scale_hint
+
+    config = load_config(None)  # the default: 8 envs x 3 seeds, sized for a 2-core CPU
+    assert scale_hint(config, "cpu") is None
+    assert "num_envs=4096" in scale_hint(config, "gpu") and "GPU mostly idle" in scale_hint(config, "gpu")
+    assert scale_hint(config.replace(num_envs=4096, num_minibatches=8), "gpu") is None
