@@ -59,28 +59,37 @@ LIGHT = np.asarray([-1.0, 1.0], np.float32) / np.sqrt(2.0)  # from the north-wes
 UNSEEN = -1.0  # sentinel of the closest-tree slot [C]
 
 
+def _cell_lookup(
+    x: jax.Array, z: jax.Array, grid_size: int, params: AerialWildfireParams
+) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array]:
+    """The cell under world points (`x`, `z` f32[...]): row and column i32[...] (unclipped), whether
+    that is on the island and whether the point is inside the border, bool[...]."""
+    ih = island_half_extent(params)
+    cs = 2.0 * ih / grid_size
+    col = jnp.floor((x + ih) / cs).astype(jnp.int32)
+    row = jnp.floor((ih - z) / cs).astype(jnp.int32)
+    on_island = (col >= 0) & (col < grid_size) & (row >= 0) & (row < grid_size)
+    e = params.border_half_extent
+    inside = (jnp.abs(x) <= e) & (jnp.abs(z) <= e)
+    return row, col, on_island, inside
+
+
 def sample_ground(
     cells: jax.Array, x: jax.Array, z: jax.Array, params: AerialWildfireParams
-) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array, jax.Array]:
+) -> tuple[jax.Array, jax.Array, jax.Array]:
     """What lies at world points (`x`, `z` f32[...]), nearest cell: code i32[...] (sea / outside beyond
-    the island), the sampled cell's centre x and z f32[...], its row and column i32[...] (clipped).
+    the island) and the sampled cell's row and column i32[...] (clipped).
 
     Coordinates travel as separate arrays: XLA reduces a trailing axis of 2 slowly on the CPU.
     """
     g = cells.shape[0]
-    ih = island_half_extent(params)
-    cs = 2.0 * ih / g
-    col = jnp.floor((x + ih) / cs).astype(jnp.int32)
-    row = jnp.floor((ih - z) / cs).astype(jnp.int32)
-    on_island = (col >= 0) & (col < g) & (row >= 0) & (row < g)
+    row, col, on_island, inside = _cell_lookup(x, z, g, params)
     cc = jnp.clip(col, 0, g - 1)
     rc = jnp.clip(row, 0, g - 1)
-    e = params.border_half_extent
-    inside = (jnp.abs(x) <= e) & (jnp.abs(z) <= e)
     # One byte gathered per point (flat index: a single gather, cheap on CPU and GPU).
     cell = jnp.take(cells.reshape(-1), rc * g + cc).astype(jnp.int32)
     code = jnp.where(on_island, cell, jnp.where(inside, SEA, OUTSIDE))
-    return code, -ih + (cc + 0.5) * cs, ih - (rc + 0.5) * cs, rc, cc
+    return code, rc, cc
 
 
 def camera_cells(
@@ -94,13 +103,7 @@ def camera_cells(
     the indices inside the gather (which XLA's CPU backend runs element by element) cost four times more.
     """
     g = cells.shape[0]
-    ih = island_half_extent(params)
-    cs = 2.0 * ih / g
-    col = jnp.floor((x + ih) / cs).astype(jnp.int32)
-    row = jnp.floor((ih - z) / cs).astype(jnp.int32)
-    on_island = (col >= 0) & (col < g) & (row >= 0) & (row < g)
-    e = params.border_half_extent
-    inside = (jnp.abs(x) <= e) & (jnp.abs(z) <= e)
+    row, col, on_island, inside = _cell_lookup(x, z, g, params)
     key = jnp.where(on_island, row * g + col, jnp.where(inside, g * g, g * g + 1))
     key = materialise_grid(key, key[0, 0, 0])
     cell = jnp.take(cells.reshape(-1), jnp.minimum(key, g * g - 1))

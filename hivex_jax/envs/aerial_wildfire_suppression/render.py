@@ -19,7 +19,7 @@ def render_world(state, params: AerialWildfireParams, size: int) -> jax.Array:
     with a tick along the heading."""
     e = params.border_half_extent
     pts = grid_points(size, e)
-    code, _, _, row, col = sample_ground(state.cells, pts[..., 0], pts[..., 1], params)
+    code, row, col = sample_ground(state.cells, pts[..., 0], pts[..., 1], params)
     shade = hill_shade(state.slope, code, row, col, state.cells.shape[0], params)
     image = colours(code) * shade[..., None] / 255.0
 
