@@ -166,7 +166,7 @@ def evaluate_main(argv: list[str]) -> int:
     tag = (args.worlds or "test").replace(":", "-").replace(",", "_")
     out = Path(args.out) if args.out else run_dir / f"eval_{tag}.json"
     out.write_text(json.dumps(results, indent=1))
-    plot = plot_eval(out.with_suffix(".png"), load_config(run_dir / "config.yaml"), results)
+    plot = plot_eval(out.with_suffix(".png"), results)
     print(format_results(results))
     print(f"wrote {out} and {plot}")
     return 0

@@ -413,12 +413,20 @@ def plot_learning_curve(run_dir: Path, config: PPOConfig, references: dict[str, 
     )
 
 
-def plot_eval(path: Path, config: PPOConfig, results: dict[str, Any]) -> Path:
-    """`eval.png`: per-world held-out returns of every policy (trained: mean and 95% CI over seeds)."""
+def _worlds_kind(results: dict[str, Any]) -> str:
+    """ "held-out worlds", or how many of the evaluated worlds are training worlds."""
+    in_train = results.get("worlds_in_train_pool", 0)
+    return f"worlds ({in_train} of them in the train pool)" if in_train else "held-out worlds"
+
+
+def plot_eval(path: Path, results: dict[str, Any]) -> Path:
+    """`eval.png`: per-world returns of every policy (trained: mean and 95% CI over seeds) of an
+    evaluation's results (which name the algorithm, env, task and level)."""
     from hivex_jax.eval.plots import per_world_returns
 
-    level = f" level {config.level}" if config.level is not None else ""
-    title = f"{config.algo.upper()} on {config.env_id} task {config.task}{level}: held-out worlds"
+    level = f" level {results['level']}" if results["level"] is not None else ""
+    title = f"{results['algo'].upper()} on {results['env_id']} task {results['task']}{level}"
+    title += f": {_worlds_kind(results)}"
     return per_world_returns(path, results, title)
 
 
@@ -577,6 +585,7 @@ def run_training(
     start = time.perf_counter()
     results = evaluation.full(state.params)
     results.update(
+        algo=config.algo,
         env_id=config.env_id,
         task=config.task,
         level=config.level,
@@ -586,7 +595,7 @@ def run_training(
         eval_seed=config.eval_seed,
     )
     (run_dir / "eval.json").write_text(json.dumps(results, indent=1))
-    plot_eval(run_dir / "eval.png", config, results)
+    plot_eval(run_dir / "eval.png", results)
     policies = results["policies"]
     references = {n: policies[n]["summary"]["mean"] for n in ("scripted", "random") if n in policies}
     plot_learning_curve(run_dir, config, references)
@@ -617,10 +626,9 @@ def format_results(results: dict[str, Any]) -> str:
     once, like scripted and random), IQM over (seed, world) runs, and the ratio to scripted."""
     ratio = results.get("ratio_to_scripted", {})
     worlds = results["worlds"]
-    in_train = results.get("worlds_in_train_pool", 0)
-    kind = f"worlds ({in_train} of them in the train pool)" if in_train else "held-out worlds"
     lines = [
-        f"{len(worlds)} {kind} {worlds[0]}..{worlds[-1]}, full episodes; return = per-agent mean:",
+        f"{len(worlds)} {_worlds_kind(results)} {worlds[0]}..{worlds[-1]}, full episodes; "
+        "return = per-agent mean:",
         f"  {'policy':<11s} {'return':>10s} {'+-95% CI':>9s} {'IQM':>10s} {'vs scripted':>12s}",
     ]
     for name, block in results["policies"].items():
@@ -659,6 +667,7 @@ def evaluate_run(
     train_pool = set(rollout.seed_range(config.train_worlds).tolist())
     results.update(
         worlds_in_train_pool=sum(int(w) in train_pool for w in results["worlds"]),
+        algo=config.algo,
         env_id=config.env_id,
         task=config.task,
         level=config.level,
