@@ -4,14 +4,14 @@
 ```python
 env, params = hivex_jax.make("jaxmarl/MPE_simple_spread_v3")      # any jaxmarl.make name after "jaxmarl/"
 obs, state = env.reset(key, params)                               # obs["vector"]: f32[A, D]
-hivex train env_id=jaxmarl/MPE_simple_spread_v3 num_agents=null gif_frames=0
 ```
+and from the shell `hivex train --config configs/ippo_jaxmarl_mpe_simple_spread.yaml`.
+
 Agent-keyed dicts become a leading agent axis (agents in `env.agents` order). Observations must be
 flat boxes; agents with shorter ones are zero-padded at the end to the longest. Actions must be the
-same for every
-agent: `Discrete(n)` becomes one discrete branch of `n`, `Box(low, high, (d,))` `d` continuous dims
-in [-1, 1] mapped linearly onto [low, high]. The JaxMARL `step_env` (no auto-reset) is called; its
-per-agent `dones` become `terminated` unless the time limit (`EnvParams.max_steps`, default the
+same for every agent: `Discrete(n)` becomes one discrete branch of `n`, `Box(low, high, (d,))` `d`
+continuous dims in [-1, 1] mapped linearly onto [low, high]. The JaxMARL `step_env` (no auto-reset)
+is called; its per-agent `dones` become `terminated` unless the time limit (`EnvParams.max_steps`, default the
 JaxMARL env's `max_steps`) ends the episode on that step, which is a truncation: an episode lasts
 `max_steps` decisions (JaxMARL's MPE itself raises done one step later, after 26). The world of a
 reset is whatever the JaxMARL env draws from the key (so `world_key(seed)` pools work). Reward terms:
