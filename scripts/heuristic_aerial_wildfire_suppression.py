@@ -1,7 +1,8 @@
 """Scripted heuristic vs random policy on Aerial Wildfire Suppression, per terrain level.
 
-Held-out worlds 6000..6000+N (HIVEX's test seed), full episodes (3000 decisions or until every plane is
-out). Prints a markdown table: mean episode return per plane (95% CI over worlds) and a few statistics.
+Held-out worlds 6000..6000+N, full episodes (3000 decisions or until every plane is out). 6000 is HIVEX's
+test seed number, but not its worlds: HIVEX's seed starts one Unity random stream per test run.
+Prints a markdown table: mean episode return per plane (95% CI over worlds) and a few statistics.
 
     PJRT_NPROC=1 python scripts/heuristic_aerial_wildfire_suppression.py --worlds 8 --task 0
 """
