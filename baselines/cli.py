@@ -1,4 +1,8 @@
-"""`hivex train | evaluate | sweep` (dispatched here by `hivex_jax.cli`)."""
+"""`hivex train | evaluate | sweep` (dispatched here by `hivex_jax.cli`).
+
+Every check of the user's input (options, config, env options, run folder, output folder) runs before
+the trainer is built, and fails as one line on stderr with exit status 2 (`UserError`).
+"""
 
 from __future__ import annotations
 
@@ -29,7 +33,23 @@ import json  # noqa: E402
 import sys  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-from baselines.config import ConfigError, load_config, parse_overrides  # noqa: E402
+from baselines import checkpoint  # noqa: E402
+from baselines.config import (  # noqa: E402
+    ConfigError,
+    PPOConfig,
+    load_config,
+    parse_overrides,
+    validate_env,
+)
+from hivex_jax.core.errors import (  # noqa: E402
+    ArgumentParser,
+    UserError,
+    check_positive,
+    check_writable_dir,
+    one_line,
+    reports_user_errors,
+    world_seeds,
+)
 
 #: keys that may change on --resume without breaking the run's continuity
 RESUME_SAFE_KEYS = {"total_env_steps", "eval_every", "checkpoint_every", "gif_stride", "gif_frames"}
@@ -51,8 +71,31 @@ def _compilation_cache() -> None:
         print(f"note: compilation cache disabled ({exc})", file=sys.stderr)
 
 
+def _run_folder_config(run_dir: Path, overrides: list[str]) -> PPOConfig:
+    """The config of run folder `run_dir` (plus `overrides`), after checking it is a run folder this
+    version reads, with a readable checkpoint; raises `UserError` otherwise."""
+    if not (run_dir / "config.yaml").is_file():
+        why = "" if run_dir.is_dir() else (": it is a file" if run_dir.exists() else ": it does not exist")
+        raise UserError(f"{run_dir} is not a run folder (no config.yaml{why})")
+    try:
+        config = load_config(run_dir / "config.yaml", overrides)
+    except ConfigError as exc:
+        message = one_line(exc)
+        raise ConfigError(message if str(run_dir) in message else f"run folder {run_dir}: {message}") from exc
+    if checkpoint.latest_step(run_dir) is None:
+        raise UserError(
+            f"run folder {run_dir} has no checkpoint under {run_dir / checkpoint.CHECKPOINT_DIR} "
+            "(training stopped before the first one?)"
+        )
+    try:
+        checkpoint.read_meta(run_dir)
+    except (OSError, ValueError) as exc:  # missing or truncated JSON record of the latest checkpoint
+        raise UserError(f"run folder {run_dir}: unreadable checkpoint record ({one_line(exc)})") from exc
+    return config
+
+
 def _train_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = ArgumentParser(
         prog="hivex train",
         description="Train IPPO/MAPPO (default: IPPO on WindFarmControl-v0, task 0, pattern 0) and write "
         "runs/<name>/: config.yaml, metrics.csv, learning_curve.png, eval.json, episode.gif, checkpoints/.",
@@ -74,37 +117,42 @@ def _train_parser() -> argparse.ArgumentParser:
     return p
 
 
+@reports_user_errors("hivex train")
 def train_main(argv: list[str]) -> int:
     """`hivex train [--config FILE | --resume RUN_DIR] [key=value ...]`."""
     args = _train_parser().parse_intermixed_args(argv)  # key=value before or after options
+    check_positive(max_chunks=args.max_chunks)
+    if args.resume:
+        given = {"--config": args.config, "--name": args.name, "--out-dir": args.out_dir}
+        ignored = [option for option, value in given.items() if value]
+        if ignored:
+            raise UserError(f"--resume continues RUN_DIR with its own config.yaml; drop {', '.join(ignored)}")
+        run_dir = Path(args.resume)
+        config = _run_folder_config(run_dir, args.overrides)
+        check_writable_dir(run_dir, "run folder")
+        changed = set(parse_overrides(args.overrides)) - RESUME_SAFE_KEYS
+        if changed:
+            print(
+                f"warning: overriding {sorted(changed)} on resume: the continued run will differ from "
+                "one that never stopped",
+                file=sys.stderr,
+            )
+    else:
+        overrides = list(args.overrides)
+        if args.name:
+            overrides.append(f"name={args.name}")
+        if args.out_dir:
+            overrides.append(f"out_dir={args.out_dir}")
+        config = load_config(args.config, overrides)
+        run_dir = None
+        check_writable_dir(config.out_dir, "out_dir")
+        named = Path(config.out_dir) / config.name if config.name else None  # else a fresh timestamped name
+        if named is not None and checkpoint.latest_step(named) is not None:  # a complete checkpoint
+            raise UserError(f"{named} already holds a run; use --resume {named} or another name")
+    validate_env(config)
     _compilation_cache()
     from baselines.runner import run_training
 
-    try:
-        if args.resume:
-            run_dir = Path(args.resume)
-            if not (run_dir / "config.yaml").exists():
-                print(f"hivex train: {run_dir} has no config.yaml", file=sys.stderr)
-                return 2
-            changed = set(parse_overrides(args.overrides)) - RESUME_SAFE_KEYS
-            if changed:
-                print(
-                    f"warning: overriding {sorted(changed)} on resume: the continued run will differ from "
-                    "one that never stopped",
-                    file=sys.stderr,
-                )
-            config = load_config(run_dir / "config.yaml", args.overrides)
-        else:
-            overrides = list(args.overrides)
-            if args.name:
-                overrides.append(f"name={args.name}")
-            if args.out_dir:
-                overrides.append(f"out_dir={args.out_dir}")
-            config = load_config(args.config, overrides)
-            run_dir = None
-    except ConfigError as exc:
-        print(f"hivex train: {exc}", file=sys.stderr)
-        return 2
     try:
         summary = run_training(
             config,
@@ -113,9 +161,8 @@ def train_main(argv: list[str]) -> int:
             progress=not args.no_progress,
             max_chunks=args.max_chunks,
         )
-    except FileExistsError as exc:
-        print(f"hivex train: {exc}", file=sys.stderr)
-        return 2
+    except FileExistsError as exc:  # another process took the name since the check above
+        raise UserError(str(exc)) from exc
     state = "finished" if summary["finished"] else f"stopped at update {summary['updates_done']}"
     target = summary.get("target", {})
     if target.get("reached"):
@@ -133,9 +180,10 @@ def train_main(argv: list[str]) -> int:
     return 0
 
 
+@reports_user_errors("hivex evaluate")
 def evaluate_main(argv: list[str]) -> int:
     """`hivex evaluate RUN_DIR [--worlds 6000:6100]`: score a saved policy on any worlds."""
-    p = argparse.ArgumentParser(
+    p = ArgumentParser(
         prog="hivex evaluate",
         description="Evaluate a saved run (every seed, greedy and stochastic) on held-out worlds, next to "
         "the scripted and random policies; prints a table and writes eval_<worlds>.json and a per-world "
@@ -151,20 +199,21 @@ def evaluate_main(argv: list[str]) -> int:
         help="JSON output (default: RUN_DIR/eval_<worlds>.json; the plot goes next to it as .png)",
     )
     args = p.parse_args(argv)
+    check_positive(steps=args.steps)
+    if args.worlds is not None:
+        world_seeds(args.worlds, "--worlds")
+    run_dir = Path(args.run_dir)
+    config = _run_folder_config(run_dir, [])
+    validate_env(config)
+    tag = (args.worlds or "test").replace(":", "-").replace(",", "_")
+    out = Path(args.out) if args.out else run_dir / f"eval_{tag}.json"
+    if out.is_dir():
+        raise UserError(f"--out {out} is a folder; give a file name like {out / 'eval.json'}")
+    check_writable_dir(out.parent, "output folder")
     _compilation_cache()
     from baselines.runner import evaluate_run, format_results, plot_eval
 
-    run_dir = Path(args.run_dir)
-    if not (run_dir / "config.yaml").exists():
-        print(f"hivex evaluate: {run_dir} is not a run folder (no config.yaml)", file=sys.stderr)
-        return 2
-    try:
-        results = evaluate_run(run_dir, args.worlds, not args.no_baselines, args.steps)
-    except (ConfigError, FileNotFoundError, ValueError) as exc:
-        print(f"hivex evaluate: {exc}", file=sys.stderr)
-        return 2
-    tag = (args.worlds or "test").replace(":", "-").replace(",", "_")
-    out = Path(args.out) if args.out else run_dir / f"eval_{tag}.json"
+    results = evaluate_run(run_dir, args.worlds, not args.no_baselines, args.steps)
     out.write_text(json.dumps(results, indent=1))
     plot = plot_eval(out.with_suffix(".png"), results)
     print(format_results(results))
@@ -172,10 +221,11 @@ def evaluate_main(argv: list[str]) -> int:
     return 0
 
 
+@reports_user_errors("hivex sweep")
 def sweep_main(argv: list[str]) -> int:
     """`hivex sweep [--config FILE] --grid key=v1,v2 [...] [key=value ...]`: train every combination
     (each with `num_seeds` vmapped seeds), evaluate on held-out worlds, tabulate mean +- 95% CI."""
-    p = argparse.ArgumentParser(
+    p = ArgumentParser(
         prog="hivex sweep",
         description="Seed-sweep generalisation study over a grid of config values. Each combination is a "
         "run under OUT_DIR/NAME/<combination>/; the summary goes to OUT_DIR/NAME/sweep.json and sweep.md.",
@@ -188,27 +238,30 @@ def sweep_main(argv: list[str]) -> int:
     p.add_argument("--no-progress", action="store_true")
     p.add_argument("overrides", nargs="*", metavar="key=value")
     args = p.parse_intermixed_args(argv)
+    grid: list[tuple[str, list[str]]] = []
+    for item in args.grid:
+        key, _, values = item.partition("=")
+        key, choices = key.strip(), [v for v in values.split(",") if v.strip()]
+        if not key or not choices:
+            raise UserError(f"--grid {item!r} must look like key=v1,v2")
+        if key in dict(grid):
+            raise UserError(f"--grid {key} is given twice; list all its values in one --grid {key}=v1,v2")
+        grid.append((key, choices))
+    combos = list(itertools.product(*[[f"{k}={v}" for v in vs] for k, vs in grid])) or [()]
+    sweep_dir = Path(args.out_dir) / args.name
+    configs = [load_config(args.config, [*args.overrides, *combo]) for combo in combos]
+    labels = [",".join(combo) or "default" for combo in combos]
+    slugs = ["".join(c if c.isalnum() or c in "=.-" else "_" for c in label) for label in labels]
+    check_writable_dir(sweep_dir, "sweep folder")
+    for config, slug in zip(configs, slugs, strict=True):
+        validate_env(config)
+        if (sweep_dir / slug / checkpoint.CHECKPOINT_DIR).exists():
+            raise UserError(f"{sweep_dir / slug} already holds a run; use another --name or --out-dir")
     _compilation_cache()
     from baselines.runner import run_training
 
-    grid: list[tuple[str, list[str]]] = []
-    for item in args.grid:
-        if "=" not in item:
-            print(f"hivex sweep: --grid {item!r} must look like key=v1,v2", file=sys.stderr)
-            return 2
-        key, values = item.split("=", 1)
-        grid.append((key, [v for v in values.split(",") if v != ""]))
-    combos = list(itertools.product(*[[f"{k}={v}" for v in vs] for k, vs in grid])) or [()]
-    sweep_dir = Path(args.out_dir) / args.name
-    try:
-        configs = [load_config(args.config, [*args.overrides, *combo]) for combo in combos]
-    except ConfigError as exc:
-        print(f"hivex sweep: {exc}", file=sys.stderr)
-        return 2
     rows = []
-    for combo, config in zip(combos, configs, strict=True):
-        label = ",".join(combo) or "default"
-        slug = "".join(c if c.isalnum() or c in "=.-" else "_" for c in label)
+    for label, slug, config in zip(labels, slugs, configs, strict=True):
         print(f"\n=== {label} ===")
         summary = run_training(config, sweep_dir / slug, progress=not args.no_progress)
         policies = summary["eval"]["policies"]

@@ -1,7 +1,12 @@
 """Frozen, typed trainer configs loaded from YAML with `key=value` overrides.
 
 Derived sizes are properties. Every check runs in `validate()` (called on construction), so an unknown
-key or an impossible combination is a clear error before anything is compiled.
+key or an impossible combination is a clear error before anything is compiled; `validate_env` adds what
+only `hivex_jax.make` can check (env id, task, level, env options and their bounds).
+
+A run's config.yaml starts with `format_version` (`FORMAT_VERSION`): a file from another format is
+refused with a message instead of failing later. Files without it (written before the field existed, or
+hand-written) are read as the current format, which they were.
 """
 
 from __future__ import annotations
@@ -9,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import math
+import re
 import types
 import typing
 from dataclasses import dataclass, field
@@ -17,12 +23,34 @@ from typing import Any
 
 import yaml
 
+from hivex_jax.core.errors import UserError, one_line, world_seeds
+
 #: the config shipped as the default of `hivex train`
 DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "configs" / "ippo_wind_farm_control.yaml"
 
+#: version of the config.yaml layout a run folder records; bump when a field is renamed or changes meaning
+FORMAT_VERSION = 1
 
-class ConfigError(ValueError):
-    """A config that cannot run (unknown key, wrong type, impossible combination)."""
+
+class _YAMLLoader(yaml.SafeLoader):
+    """PyYAML's safe loader without YAML 1.1's base-60 numbers: `train_worlds: 5:30` is the text "5:30"
+    (a world range), not the integer 330."""
+
+
+_YAMLLoader.yaml_implicit_resolvers = {k: list(v) for k, v in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+for _first in "+-0123456789":  # checked before the int/float resolvers that start with these characters
+    _YAMLLoader.yaml_implicit_resolvers.setdefault(_first, []).insert(
+        0, ("tag:yaml.org,2002:str", re.compile(r"^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?$"))
+    )
+
+
+def _load_yaml(text: str) -> Any:
+    """`yaml.safe_load` without base-60 numbers (see `_YAMLLoader`)."""
+    return yaml.load(text, Loader=_YAMLLoader)  # noqa: S506 - a SafeLoader subclass
+
+
+class ConfigError(UserError):
+    """A config that cannot run (unknown key, wrong type, impossible combination, unreadable file)."""
 
 
 @dataclass(frozen=True)
@@ -147,14 +175,11 @@ class PPOConfig:
             raise ConfigError(
                 "stop_at_test_return needs eval_every >= 1: the target is checked at held-out evaluations"
             )
-        from hivex_jax.wrappers import seed_range
-
         try:
-            train, test = set(seed_range(self.train_worlds)), set(seed_range(self.test_worlds))
-        except ValueError as exc:
+            train = set(world_seeds(self.train_worlds, "train_worlds").tolist())
+            test = set(world_seeds(self.test_worlds, "test_worlds").tolist())
+        except UserError as exc:
             raise ConfigError(f"bad world pool: {exc}") from exc
-        if not train or not test:
-            raise ConfigError("train_worlds and test_worlds must each name at least one world seed")
         overlap = train & test
         if overlap:
             raise ConfigError(
@@ -173,7 +198,8 @@ class PPOConfig:
         return out
 
     def to_yaml(self) -> str:
-        return yaml.safe_dump(self.to_dict(), sort_keys=False)
+        """The config as YAML, headed by `format_version` (what a run folder's config.yaml holds)."""
+        return yaml.safe_dump({"format_version": FORMAT_VERSION, **self.to_dict()}, sort_keys=False)
 
     def replace(self, **changes: Any) -> PPOConfig:
         return from_dict({**self.to_dict(), **changes})
@@ -227,25 +253,32 @@ def _coerce(name: str, value: Any, annotation: Any) -> Any:
             return str(value)
         if hint is tuple:
             if isinstance(value, str):
-                value = yaml.safe_load(value)
+                value = _load_yaml(value)
             if isinstance(value, int):
                 value = [value]
             return tuple(int(v) for v in value)
         if hint is dict:
             if isinstance(value, str):
-                value = yaml.safe_load(value)
+                value = _load_yaml(value)
             if value is None:
                 return {}
             if not isinstance(value, dict):
                 raise ValueError(value)
             return dict(value)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, yaml.YAMLError) as exc:
         raise ConfigError(f"{name}: cannot read {value!r} as {getattr(hint, '__name__', hint)}") from exc
     return value
 
 
 def from_dict(values: dict[str, Any]) -> PPOConfig:
     """Build the config class named by `values["algo"]` (default ippo); unknown keys are errors."""
+    values = dict(values)
+    version = values.pop("format_version", FORMAT_VERSION)
+    if version != FORMAT_VERSION:
+        raise ConfigError(
+            f"format_version {version!r}: written by another version of hivex_jax; this one reads "
+            f"format_version {FORMAT_VERSION} (use the hivex_jax version that wrote it)"
+        )
     algo = str(values.get("algo", "ippo")).lower()
     if algo not in ALGORITHMS:
         raise ConfigError(f"algo must be one of {sorted(ALGORITHMS)}; got {algo!r}")
@@ -272,7 +305,12 @@ def parse_overrides(overrides: list[str]) -> dict[str, Any]:
             raise ConfigError(f"override {item!r} must look like key=value")
         key, raw = item.split("=", 1)
         key = key.strip()
-        value = yaml.safe_load(raw) if raw.strip() else None
+        if not key:
+            raise ConfigError(f"override {item!r} must look like key=value")
+        try:
+            value = _load_yaml(raw) if raw.strip() else None
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"override {item!r}: cannot read the value {raw!r} (YAML syntax)") from exc
         if "." in key:
             top, sub = key.split(".", 1)
             out.setdefault(top, {})
@@ -289,9 +327,17 @@ def load_config(path: str | Path | None = None, overrides: list[str] | None = No
     if path is None and not DEFAULT_CONFIG.exists():  # installed without the configs/ folder
         return from_dict(parse_overrides(list(overrides or [])))
     path = Path(path) if path is not None else DEFAULT_CONFIG
-    if not path.exists():
-        raise ConfigError(f"config file {path} does not exist")
-    values = yaml.safe_load(path.read_text()) or {}
+    if not path.is_file():
+        raise ConfigError(f"config file {path} " + ("is a folder" if path.exists() else "does not exist"))
+    try:
+        values = _load_yaml(path.read_text()) or {}
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read config file {path}: {one_line(exc)}") from exc
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or "syntax error"
+        raise ConfigError(f"config file {path} is not valid YAML ({problem}{where})") from exc
     if not isinstance(values, dict):
         raise ConfigError(f"{path}: a config is a YAML mapping of key: value")
     changes = parse_overrides(list(overrides or []))
@@ -301,3 +347,20 @@ def load_config(path: str | Path | None = None, overrides: list[str] | None = No
         else:
             values[key] = value
     return from_dict(values)
+
+
+def validate_env(config: PPOConfig) -> None:
+    """Raise `ConfigError` unless `hivex_jax.make` accepts the config's env id, task, level and options
+    (builds the env once, compiles nothing)."""
+    from baselines.common import make_env
+
+    try:
+        make_env(config)
+    except (KeyError, TypeError, ValueError) as exc:
+        message = one_line(exc)
+        if config.env_id not in message:  # e.g. a value jnp cannot convert: say which options it was
+            given = {"env_params": config.env_params, "env_options": config.env_options}
+            message = (
+                f"{config.env_id} with {', '.join(f'{k}={v}' for k, v in given.items() if v)}: {message}"
+            )
+        raise ConfigError(message) from exc

@@ -4,7 +4,8 @@ Each measurement runs `steps` environment steps for `batch` worlds inside one `j
 `jit` (auto-reset on, observations consumed so XLA cannot drop them). Compile time is reported apart
 from run time; the run is repeated and the median taken; `block_until_ready` ends every timing.
 `--peer` measures JaxMARL's MPE_simple_spread_v3 the same way in the same process, so the ratio is
-taken side by side on the same machine state.
+taken side by side on the same machine state. Bad input (env id, env options, sizes, the output path,
+the --train config) is a one-line error (exit status 2) before anything compiles.
 """
 
 from __future__ import annotations
@@ -17,7 +18,17 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
+
+from hivex_jax.core.errors import (
+    ArgumentParser,
+    UserError,
+    check_positive,
+    check_writable_dir,
+    make_checked,
+    reports_user_errors,
+)
 
 PEER_ID = "MPE_simple_spread_v3"
 
@@ -137,7 +148,7 @@ def measure(
 
 
 def _parse(argv: list[str]) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="hivex bench", description=__doc__.splitlines()[0])
+    p = ArgumentParser(prog="hivex bench", description=__doc__.splitlines()[0])
     p.add_argument("--env", default="WindFarmControl-v0", help="registered environment id")
     p.add_argument(
         "--batch-sizes",
@@ -171,35 +182,57 @@ def _value(text: str) -> Any:
     return text
 
 
+def _batch_sizes(text: str) -> list[int]:
+    """`"1,64,1024"` -> [1, 64, 1024], or a `UserError` naming the bad entry."""
+    sizes = []
+    for item in text.split(","):
+        try:
+            size = int(item)
+        except ValueError:
+            size = 0
+        if size < 1:
+            raise UserError(f"--batch-sizes {text!r}: {item!r} is not a positive integer (e.g. 1,64,1024)")
+        sizes.append(size)
+    return sizes
+
+
+@reports_user_errors("hivex bench")
 def main(argv: list[str] | None = None) -> int:
     """Entry point of `hivex bench`."""
     args = _parse(list(sys.argv[1:] if argv is None else argv))
+    check_positive(steps=args.steps, repeats=args.repeats, train_updates=args.train_updates)
+    if args.pregenerate < 0:
+        raise UserError(f"--pregenerate must be >= 0 (0 = generate each world); got {args.pregenerate}")
+    overrides = {}
+    for item in args.overrides:
+        k, sep, v = item.partition("=")
+        if not k or not sep:
+            raise UserError(f"expected key=value, got {item!r}")
+        overrides[k] = _value(v)
+    make_checked(args.env, **overrides)  # unknown id / option / value: fails here, before compiling
+    sizes = _batch_sizes(args.batch_sizes) if args.batch_sizes else None
+    path = Path(args.json or f"bench_results/{args.env}.json")
+    if path.is_dir():
+        raise UserError(f"--json {path} is a folder; give a file name like {path / 'bench.json'}")
+    check_writable_dir(path.parent, "output folder")
+    if args.train:
+        try:
+            from baselines.config import load_config, validate_env
+        except ImportError as exc:
+            raise UserError(f"--train needs the trainer (baselines) installed ({exc})") from exc
+        validate_env(load_config(args.train, [f"chunk_updates={args.train_updates}"]))
     import jax
 
     import hivex_jax
 
-    if args.env not in hivex_jax.registered_envs():
-        hivex_jax.make(args.env)  # raises with the closest names
-    overrides = {}
-    for item in args.overrides:
-        if "=" not in item:
-            print(f"hivex bench: expected key=value, got {item!r}", file=sys.stderr)
-            return 2
-        k, v = item.split("=", 1)
-        overrides[k] = _value(v)
     backend = jax.default_backend()
-    if args.batch_sizes:
-        sizes = [int(s) for s in args.batch_sizes.split(",")]
-    elif backend == "cpu":
-        sizes = [1, 64, 1024, 4096]
-    else:
-        sizes = [1, 64, 1024, 16384, 65536, 262144]
+    if sizes is None:
+        sizes = [1, 64, 1024, 4096] if backend == "cpu" else [1, 64, 1024, 16384, 65536, 262144]
     if args.peer:
         try:
             import jaxmarl  # noqa: F401
-        except ImportError:
-            print("hivex bench --peer needs jaxmarl: pip install -e '.[bench]'", file=sys.stderr)
-            return 2
+        except ImportError as exc:
+            raise UserError("--peer needs jaxmarl: pip install -e '.[bench]'") from exc
 
     device = jax.devices()[0]
     header = f"{'env':30s} {'batch':>7s} {'compile s':>9s} {'env-steps/s':>12s} {'agent-steps/s':>14s}" + (
@@ -255,11 +288,8 @@ def main(argv: list[str] | None = None) -> int:
         "results": rows,
     }
     if args.train:
-        try:
-            from baselines.bench import train_throughput
-        except ImportError as exc:
-            print(f"hivex bench --train: trainer not available ({exc})", file=sys.stderr)
-            return 2
+        from baselines.bench import train_throughput
+
         train = train_throughput(args.train, [], args.train_updates)
         result["train"] = train
         print(
@@ -267,10 +297,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{train['agent_steps_per_s']:.4g} agent-steps/s including learning "
             f"(compile {train['compile_s']:.1f} s, {train['num_envs']} envs x {train['num_seeds']} seeds)"
         )
-    path = args.json or f"bench_results/{args.env}.json"
-    import os
-
-    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w") as f:
         json.dump(result, f, indent=2)
     print(f"wrote {path}")

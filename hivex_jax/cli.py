@@ -2,12 +2,18 @@
 
 Sub-commands import their modules lazily so `hivex list` stays fast. On CPU, PJRT_NPROC=1 is set before
 jax is imported (jaxlib 0.10.x deadlocks on 2-core CPUs when two batched LAPACK calls run at once).
+A user error (`hivex_jax.core.errors.UserError`) is one line on stderr and exit status 2; a bug keeps
+its traceback.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+
+from hivex_jax.core.errors import UserError, one_line
+
+COMMANDS = ("train", "evaluate", "sweep", "bench", "render", "list")
 
 USAGE = """usage: hivex <command> [options]
 
@@ -26,6 +32,11 @@ def _prepare_jax() -> None:
 
 
 def _list(argv: list[str]) -> int:
+    if argv in (["-h"], ["--help"]):
+        print("usage: hivex list\n\nList the registered environments (id, agents, tasks, description).")
+        return 0
+    if argv:
+        raise UserError(f"takes no arguments; got {' '.join(argv)!r}")
     import hivex_jax
     from hivex_jax.core.registry import spec
 
@@ -44,7 +55,24 @@ def main(argv: list[str] | None = None) -> int:
         print(USAGE)
         return 0
     command, rest = argv[0], argv[1:]
+    if command not in COMMANDS:
+        print(
+            f"hivex: unknown command {command!r}; commands are {', '.join(COMMANDS)} (see `hivex --help`)",
+            file=sys.stderr,
+        )
+        return 2
     _prepare_jax()
+    try:
+        return _dispatch(command, rest)
+    except UserError as exc:  # sub-commands report their own; this catches the rest (e.g. `hivex list x`)
+        if os.environ.get("HIVEX_TRACEBACK"):
+            raise
+        print(f"hivex {command}: {one_line(exc)}", file=sys.stderr)
+        return 2
+
+
+def _dispatch(command: str, rest: list[str]) -> int:
+    """Run sub-command `command` (one of COMMANDS) on its arguments."""
     if command == "list":
         return _list(rest)
     if command == "bench":
@@ -62,8 +90,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"hivex {command}: the trainer is not available ({exc})", file=sys.stderr)
             return 2
         return getattr(baselines_cli, f"{command}_main")(rest)
-    print(f"hivex: unknown command {command!r}\n\n{USAGE}", file=sys.stderr)
-    return 2
+    raise AssertionError(f"unhandled command {command!r}")  # COMMANDS and this dispatch disagree
 
 
 if __name__ == "__main__":

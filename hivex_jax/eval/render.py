@@ -1,15 +1,28 @@
-"""`hivex render`: write a GIF of one episode on a given world (scripted policy if the env has one)."""
+"""`hivex render`: write a GIF of one episode on a given world (scripted policy if the env has one).
+
+Bad input (env id, task, level, agent count, sizes, output path) is a one-line error (exit status 2)
+before the episode is compiled.
+"""
 
 from __future__ import annotations
 
 import argparse
 import time
+from pathlib import Path
+
+from hivex_jax.core.errors import (
+    ArgumentParser,
+    UserError,
+    check_positive,
+    check_writable_dir,
+    make_checked,
+    reports_user_errors,
+    user_input,
+)
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="hivex render", description="Write an animated GIF of one episode on one world."
-    )
+    p = ArgumentParser(prog="hivex render", description="Write an animated GIF of one episode on one world.")
     p.add_argument("--env", default="WindFarmControl-v0", help="environment id (see `hivex list`)")
     p.add_argument("--task", type=int, default=None, help="task id (default: the env's default)")
     p.add_argument("--level", type=int, default=None, help="pattern / terrain level")
@@ -29,20 +42,27 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+@reports_user_errors("hivex render")
 def main(argv: list[str] | None = None) -> int:
     """Entry point of `hivex render`."""
     args = _parser().parse_args(argv)
-    import hivex_jax
+    check_positive(steps=args.steps, frames=args.frames, fps=args.fps)
+    if not 0 <= args.world < 2**32:
+        raise UserError(f"--world must be in [0, 2**32); got {args.world}")
+    out = Path(args.out or f"{args.env.replace('/', '_')}_world{args.world}.gif")
+    if out.is_dir():
+        raise UserError(f"--out {out} is a folder; give a file name like {out / 'episode.gif'}")
+    check_writable_dir(out.parent, "output folder")
     from hivex_jax.eval.gif import episode_frames, write_gif
     from hivex_jax.eval.rollout import random_policy, scripted_policy
 
     overrides = {} if args.num_agents is None else {"num_agents": args.num_agents}
-    env, params = hivex_jax.make(args.env, **overrides)
-    params = env.variant_params(params, task=args.task, level=args.level)
+    env, params = make_checked(args.env, **overrides)
+    with user_input():  # unknown task or level: names the accepted values
+        params = env.variant_params(params, task=args.task, level=args.level)
     policy = None if args.policy == "random" else scripted_policy(env, params)
     if policy is None and args.policy == "scripted":
-        print(f"hivex render: {args.env} has no scripted_policy; use --policy random")
-        return 2
+        raise UserError(f"{args.env} has no scripted_policy; use --policy random or auto")
     name = "scripted" if policy is not None else "random"
     policy = policy or random_policy(env)
     steps = int(params.max_steps) if args.steps is None else args.steps
@@ -50,7 +70,6 @@ def main(argv: list[str] | None = None) -> int:
     stride = max(1, steps // (frames - 1))
     start = time.perf_counter()
     pictures = episode_frames(env, params, policy, None, args.world, args.seed, stride, frames)
-    out = args.out or f"{args.env}_world{args.world}.gif"
     write_gif(out, pictures, fps=args.fps)
     print(
         f"wrote {out}: {len(pictures)} frames, one every {stride} steps, {name} policy, "
