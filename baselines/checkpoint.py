@@ -1,14 +1,22 @@
 """Checkpoints with orbax-checkpoint: the full population `RunnerState` (parameters, optimizer state with
 its schedule count, environment states, observations, RNG keys) plus a JSON record of the config,
 versions and the host loop's position. Restoring and continuing gives the same numbers as a run that
-never stopped (same backend and device count)."""
+never stopped (same backend and device count).
+
+Writes are atomic: orbax writes `checkpoints/<step>.orbax-checkpoint-tmp/` and commits it with one
+rename to `checkpoints/<step>/`; listing and restoring see committed steps only, so a process killed
+mid-write leaves the previous checkpoint as the latest, and the next save removes the leftover.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
+import os
 import platform
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -54,14 +62,37 @@ def _nonempty_leaves(tree: Any) -> dict[str, Any]:
     return {str(i): x for i, x in enumerate(jax.tree.leaves(tree)) if math.prod(x.shape) > 0}
 
 
-def _manager(run_dir: str | Path, max_to_keep: int = 2) -> ocp.CheckpointManager:
-    options = ocp.CheckpointManagerOptions(max_to_keep=max_to_keep, enable_async_checkpointing=False)
+#: test-only: seconds to wait between writing a checkpoint and committing it (a window to kill in)
+COMMIT_DELAY_ENV = "HIVEX_JAX_TEST_CHECKPOINT_COMMIT_DELAY_S"
+
+
+class _DelayedCommit(ocp.path.atomicity.AtomicRenameTemporaryPath):
+    """orbax's atomic rename, after announcing on stderr that the data is written and waiting
+    `COMMIT_DELAY_ENV` seconds (only used when that variable is set, by the kill tests)."""
+
+    async def finalize(self, *args: Any, **kwargs: Any) -> None:
+        print(f"checkpoint written, not committed: {self.get()}", file=sys.stderr, flush=True)
+        await asyncio.sleep(float(os.environ[COMMIT_DELAY_ENV]))
+        await super().finalize(*args, **kwargs)
+
+
+def _manager(run_dir: str | Path, max_to_keep: int = 2, writer: bool = False) -> ocp.CheckpointManager:
+    """The run's checkpoint manager; `writer=True` (the training process only) also removes folders
+    of writes a kill left uncommitted. Readers leave them: one may be a live run's write in progress."""
+    delayed = writer and os.environ.get(COMMIT_DELAY_ENV)
+    options = ocp.CheckpointManagerOptions(
+        max_to_keep=max_to_keep,
+        enable_async_checkpointing=False,
+        cleanup_tmp_directories=writer,
+        temporary_path_class=_DelayedCommit if delayed else None,
+    )
     return ocp.CheckpointManager(Path(run_dir).resolve() / CHECKPOINT_DIR, options=options)
 
 
 def save(run_dir: str | Path, step: int, state: Any, meta: dict[str, Any]) -> Path:
-    """Save `state` (any pytree of arrays) and `meta` (JSON-able) as checkpoint `step` (updates done)."""
-    manager = _manager(run_dir)
+    """Save `state` (any pytree of arrays) and `meta` (JSON-able) as checkpoint `step` (updates done),
+    atomically (see the module doc)."""
+    manager = _manager(run_dir, writer=True)
     manager.save(
         step,
         args=ocp.args.Composite(

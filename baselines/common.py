@@ -236,6 +236,30 @@ def rollout_metrics(traj: Transition, info: dict) -> dict[str, jax.Array]:
     }
 
 
+#: the quantities `finite_flags` checks, in the order a divergence reaches them (host messages use it)
+FINITE_FLAGS = {"finite_loss": "loss", "finite_grads": "gradients", "finite_params": "parameters"}
+
+
+def finite_flags(losses: jax.Array, opt_state: Any, params: Any) -> dict[str, jax.Array]:
+    """bool[] flags of one update, computed inside the compiled chunk (the host reads `[num_seeds, K]`
+    flags per chunk instead of scanning parameters): every minibatch loss f32[E, M] finite; the
+    gradients: the optimizer state after the update finite (a NaN/inf gradient makes the clipped
+    update and so Adam's moments NaN for good); every parameter finite.
+
+    All three are read after the epochs' scan, so the scan body (the trained numbers) is untouched:
+    the default `hivex train` gives the same metrics.csv and eval.json bit for bit as without them."""
+
+    def all_finite(tree: Any) -> jax.Array:
+        leaves = [x for x in jax.tree.leaves(tree) if jnp.issubdtype(x.dtype, jnp.inexact)]
+        return jnp.all(jnp.stack([jnp.all(jnp.isfinite(x)) for x in leaves]))
+
+    return {
+        "finite_loss": jnp.all(jnp.isfinite(losses)),
+        "finite_grads": all_finite(opt_state),
+        "finite_params": all_finite(params),
+    }
+
+
 def make_update_chunk(
     config: PPOConfig,
     actor: Any,
@@ -245,7 +269,8 @@ def make_update_chunk(
     critic_input: Callable[[Transition], Any],
 ) -> Callable[[RunnerState], tuple[RunnerState, dict]]:
     """PPO's `update_chunk(runner)`, shared by IPPO and MAPPO: `chunk_updates` x (rollout, GAE,
-    `update_epochs` x `num_minibatches` clipped-PPO steps), metrics shaped `[K]` per key. The
+    `update_epochs` x `num_minibatches` clipped-PPO steps), metrics shaped `[K]` per key (with the
+    `finite_*` flags of `finite_flags`). The
     algorithms differ only in `rollout` and in what the critic reads (`critic_input(traj)`)."""
 
     # ----------------------------------------------------------------------------------- loss
@@ -302,7 +327,11 @@ def make_update_chunk(
         (params, opt_state, _), loss_metrics = jax.lax.scan(
             epoch, (runner.params, runner.opt_state, k_epochs), None, config.update_epochs
         )
-        metrics = {**rollout_metrics(traj, {"episode": episode}), **jax.tree.map(jnp.mean, loss_metrics)}
+        metrics = {
+            **rollout_metrics(traj, {"episode": episode}),
+            **jax.tree.map(jnp.mean, loss_metrics),
+            **finite_flags(loss_metrics["loss"], opt_state, params),
+        }
         runner = runner.replace(params=params, opt_state=opt_state, rng=rng, update=runner.update + 1)
         return runner, metrics
 

@@ -12,6 +12,7 @@ import copy
 import csv
 import json
 import math
+import os
 import time
 from collections.abc import Sequence
 from datetime import datetime
@@ -25,8 +26,8 @@ from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from baselines import checkpoint
-from baselines.common import RunnerState, Train, stack_trees
-from baselines.config import PPOConfig, from_dict
+from baselines.common import FINITE_FLAGS, RunnerState, Train, stack_trees
+from baselines.config import ConfigError, PPOConfig, from_dict
 from hivex_jax.eval import rollout
 from hivex_jax.eval.stats import summarize
 
@@ -54,6 +55,71 @@ def make_train(config: PPOConfig, env: Any = None, env_params: Any = None) -> Tr
     else:
         from baselines.ippo import make_train as make
     return make(config, env, env_params)
+
+
+# ---------------------------------------------------------------------------------------- errors
+class NonFiniteError(RuntimeError):
+    """A seed's loss, gradient norm or parameters became NaN/inf; the run stopped, its last finite
+    checkpoint kept (`hivex train` exits with status 3)."""
+
+
+class ResumeError(ConfigError):
+    """A `--resume` whose config changes what the checkpoint holds (one line, exit status 2)."""
+
+
+#: config keys a resumed run cannot change, and why: they shape the saved state, or (chunk_updates,
+#: num_steps) the host's count of updates and env steps. Everything else may change on resume: the
+#: optimiser and loss hyper-parameters (lr, anneal_lr, max_grad_norm, update_epochs, num_minibatches,
+#: gamma, clip_eps, ...), total_env_steps, the env's task/level/params, evaluation and output keys.
+RESUME_FIXED_KEYS = {
+    "algo": "the algorithm",
+    "env_id": "the environment",
+    "num_agents": "the agent count (state and network shapes)",
+    "env_options": "the env's static options (state shapes)",
+    "num_seeds": "the seed axis of the saved state",
+    "num_envs": "the env axis of the saved state",
+    "hidden_sizes": "the network shapes",
+    "cnn_channels": "the network shapes",
+    "critic_agent_id": "the critic's input shape",
+    "critic_local_obs": "the critic's input shape",
+    "chunk_updates": "the checkpoint's position is counted in chunks",
+    "num_steps": "env steps are counted as updates x num_envs x num_steps",
+}
+
+
+def check_resume_config(saved: dict[str, Any], config: PPOConfig) -> None:
+    """Raise `ResumeError` (one line) if `config` changes a `RESUME_FIXED_KEYS` key of the checkpoint's
+    config `saved` (keys the checkpoint predates are not compared)."""
+    now = config.to_dict()
+    for key, why in RESUME_FIXED_KEYS.items():
+        if key in saved and key in now and saved[key] != now[key]:
+            raise ResumeError(
+                f"cannot change {key} on --resume ({saved[key]!r} -> {now[key]!r}): {why}; "
+                "start a new run instead"
+            )
+
+
+def first_nonfinite(flags: dict[str, np.ndarray], first_update: int) -> dict[str, Any] | None:
+    """The first update of a chunk whose `finite_*` flags (bool `[S, K]`) are not all set: `{"update"
+    (1-based, counting from `first_update` done before the chunk), "seeds" (every seed bad there),
+    "quantity" (the first bad of loss, gradient norm, parameters for the first of those seeds)}`, or
+    None if every flag is set."""
+    ok = np.stack([np.asarray(flags[k], bool) for k in FINITE_FLAGS])  # [Q, S, K]
+    bad_updates = np.flatnonzero(~ok.all(axis=(0, 1)))
+    if bad_updates.size == 0:
+        return None
+    j = int(bad_updates[0])
+    seeds = np.flatnonzero(~ok[:, :, j].all(axis=0))
+    quantity = list(FINITE_FLAGS.values())[int(np.argmin(ok[:, seeds[0], j]))]
+    return {"update": first_update + j + 1, "seeds": seeds.tolist(), "quantity": quantity}
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write `path` via a temporary file and a rename: a kill leaves the old or the new file, never
+    half of one."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
 
 
 # ------------------------------------------------------------------------------------ population
@@ -338,14 +404,20 @@ class MetricsCSV:
         ]
 
     def truncate(self, updates_done: int) -> None:
-        """Drop rows past `updates_done` (written after the checkpoint a resume starts from)."""
+        """Keep the complete rows of updates 1..`updates_done` (those of the checkpoint a resume
+        starts from): rows written after it, and a row cut short by a kill, go. Atomic."""
         if not self.path.exists():
             return
-        with self.path.open() as f:
+        with self.path.open(newline="") as f:
             rows = list(csv.reader(f))
-        keep = [rows[0]] + [r for r in rows[1:] if r and int(r[0]) <= updates_done]
-        with self.path.open("w", newline="") as f:
-            csv.writer(f).writerows(keep)
+        keep: dict[int, list[str]] = {}
+        for r in rows[1:]:
+            if len(r) == len(self.columns) and r[0].isdigit() and 1 <= int(r[0]) <= updates_done:
+                keep[int(r[0])] = r
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        with tmp.open("w", newline="") as f:
+            csv.writer(f).writerows([self.columns] + [keep[u] for u in sorted(keep)])
+        os.replace(tmp, self.path)
 
     def append(self, first_update: int, steps_per_update: int, wall_s: float, metrics: dict) -> None:
         new = not self.path.exists()
@@ -455,6 +527,13 @@ def run_training(
 
     `max_chunks` stops after that many chunks in this call (with a checkpoint), e.g. to split a run
     over preemptible jobs; `outputs=False` skips the final evaluation, plot and GIF.
+
+    Resuming restores the latest *complete* checkpoint (orbax commits one by renaming its temporary
+    folder, so a kill mid-write leaves the previous one) and truncates `metrics.csv` to it; with none
+    (killed before the first), the run starts over. A config change that reshapes the state raises
+    `ResumeError`. If a chunk ends with a non-finite loss, gradient norm or parameter in any seed, the
+    run stops without evaluating or checkpointing that state and raises `NonFiniteError`; the last
+    checkpoint stays the latest (the initial state is saved as checkpoint 0 if there was none).
     """
     from tqdm.auto import tqdm
 
@@ -469,20 +548,23 @@ def run_training(
     csv_file = MetricsCSV(run_dir / "metrics.csv", config.num_seeds)
     steps_per_update = config.steps_per_update
 
-    if resume:
+    if resume and checkpoint.latest_step(run_dir) is not None:
+        check_resume_config(checkpoint.read_meta(run_dir)["config"], config)
         state, meta = checkpoint.restore(run_dir, population.abstract_state())
         chunks_done = int(meta["chunks_done"])
         wall_before = float(meta.get("wall_s", 0.0))
         csv_file.truncate(chunks_done * config.chunk_updates)
         log(f"resuming {run_dir} at update {chunks_done * config.chunk_updates} of {config.num_updates}")
     else:
-        if (run_dir / checkpoint.CHECKPOINT_DIR).exists():
+        if resume:  # killed before its first checkpoint was complete
+            log(f"{run_dir} has no complete checkpoint: starting it over")
+        elif checkpoint.latest_step(run_dir) is not None:
             raise FileExistsError(f"{run_dir} already holds a run; use --resume {run_dir} or another name")
         run_dir.mkdir(parents=True, exist_ok=True)
         (run_dir / "metrics.csv").unlink(missing_ok=True)
         state = population.init()
         chunks_done, wall_before = 0, 0.0
-    (run_dir / "config.yaml").write_text(config.to_yaml())
+    write_text_atomic(run_dir / "config.yaml", config.to_yaml())
 
     evaluation = get_evaluation(population, config.test_worlds)
     compile_s = population.compile(state) if population.compiled is None else 0.0
@@ -511,13 +593,15 @@ def run_training(
     chunks_run = 0
     target = config.stop_at_test_return
     reached: dict[str, Any] | None = None
+    nonfinite: dict[str, Any] | None = None
     for chunk in range(chunks_done, config.num_chunks):
         state, raw = population.chunk(state)
+        nonfinite = first_nonfinite(raw, chunk * config.chunk_updates)  # flags computed in the chunk
         metrics = per_update_metrics(raw)
         for variant in ("greedy", "stochastic"):
             metrics[f"test_return_{variant}"] = np.full_like(metrics["step_reward"], np.nan)
         finished = chunk + 1 == config.num_chunks
-        if (config.eval_every and (chunk + 1) % config.eval_every == 0) or finished:
+        if nonfinite is None and ((config.eval_every and (chunk + 1) % config.eval_every == 0) or finished):
             tests = evaluation.trained_totals(state.params)
             for variant in ("greedy", "stochastic"):
                 per_seed = tests[variant]["return"].mean(axis=(-1, -2))  # [S]: mean over agents, worlds
@@ -545,6 +629,8 @@ def run_training(
             refresh=False,
         )
         chunks_run += 1
+        if nonfinite is not None:  # the poisoned state is neither evaluated nor checkpointed
+            break
         stop = (max_chunks is not None and chunks_run >= max_chunks) or reached is not None
         if (config.checkpoint_every and (chunk + 1) % config.checkpoint_every == 0) or finished or stop:
             meta = checkpoint.provenance(config.to_dict())
@@ -554,6 +640,8 @@ def run_training(
             break
     bar.close()
     train_s = time.perf_counter() - start
+    if nonfinite is not None:
+        _stop_nonfinite(run_dir, config, population, nonfinite, train_s)
     done = int(jax.device_get(state.update)[0])
     summary: dict[str, Any] = {
         "run_dir": str(run_dir),
@@ -578,7 +666,7 @@ def run_training(
         summary["target"] = {"stop_at_test_return": target, "reached": reached is not None}
         if reached is not None:
             summary["target"].update(reached)
-    (run_dir / "summary.json").write_text(json.dumps(summary, indent=1))
+    write_text_atomic(run_dir / "summary.json", json.dumps(summary, indent=1))
     if not summary["finished"] or not outputs:
         return summary
 
@@ -594,7 +682,7 @@ def run_training(
         env_steps_per_seed=config.env_steps,
         eval_seed=config.eval_seed,
     )
-    (run_dir / "eval.json").write_text(json.dumps(results, indent=1))
+    write_text_atomic(run_dir / "eval.json", json.dumps(results, indent=1))
     plot_eval(run_dir / "eval.png", results)
     policies = results["policies"]
     references = {n: policies[n]["summary"]["mean"] for n in ("scripted", "random") if n in policies}
@@ -615,10 +703,36 @@ def run_training(
         )
         write_gif(run_dir / "episode.gif", frames)
     summary["eval_s"] = time.perf_counter() - start
-    (run_dir / "summary.json").write_text(json.dumps(summary, indent=1))
+    write_text_atomic(run_dir / "summary.json", json.dumps(summary, indent=1))
     summary["eval"] = results
     log(format_results(results))
     return summary
+
+
+def _stop_nonfinite(
+    run_dir: Path, config: PPOConfig, population: Population, nonfinite: dict[str, Any], train_s: float
+) -> None:
+    """Record a divergence in summary.json, make sure a finite checkpoint exists, raise `NonFiniteError`."""
+    latest = checkpoint.latest_step(run_dir)
+    if latest is None:  # diverged before the first checkpoint: the initial state is a finite one
+        meta = checkpoint.provenance(config.to_dict())
+        meta.update(chunks_done=0, updates_done=0, wall_s=0.0)
+        checkpoint.save(run_dir, 0, population.init(), meta)
+        latest = 0
+    seeds = nonfinite["seeds"]
+    who = f"seed {seeds[0]}" if len(seeds) == 1 else f"seeds {', '.join(map(str, seeds))}"
+    summary = {
+        "run_dir": str(run_dir),
+        "finished": False,
+        "nonfinite": {**nonfinite, "last_checkpoint_update": latest},
+        "train_s": train_s,
+    }
+    write_text_atomic(run_dir / "summary.json", json.dumps(summary, indent=1))
+    raise NonFiniteError(
+        f"{who} of {config.num_seeds}: {nonfinite['quantity']} not finite (NaN/inf) at update "
+        f"{nonfinite['update']}; stopped. The last finite checkpoint is update {latest}: continue with "
+        f"`hivex train --resume {run_dir}` and a change such as a lower lr (now {config.lr:g})"
+    )
 
 
 def format_results(results: dict[str, Any]) -> str:
