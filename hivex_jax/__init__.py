@@ -6,6 +6,7 @@ from hivex_jax import envs as _envs  # noqa: F401  (registers the environments)
 from hivex_jax.core import (
     Environment,
     check_env,
+    debug_checks,
     make,
     register,
     registered_envs,
@@ -17,6 +18,7 @@ __all__ = [
     "Environment",
     "__version__",
     "check_env",
+    "debug_checks",
     "make",
     "register",
     "registered_envs",

@@ -1,6 +1,7 @@
 """Core API: the Environment base, spaces, the registry and the conformance checker."""
 
 from hivex_jax.core import spaces
+from hivex_jax.core.bounds import debug_checks
 from hivex_jax.core.check import ConformanceError, check_env
 from hivex_jax.core.environment import Environment, EnvState, StepOutput
 from hivex_jax.core.registry import (
@@ -18,6 +19,7 @@ __all__ = [
     "Environment",
     "StepOutput",
     "check_env",
+    "debug_checks",
     "make",
     "register",
     "registered_envs",

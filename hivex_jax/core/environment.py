@@ -5,9 +5,10 @@ obs, state = env.reset(key, params)
 obs, state, reward, terminated, truncated, info = env.step(key, state, action, params)
 ```
 Agents are a leading axis. `step` never resets (auto-reset is a wrapper). The base class validates
-inputs at trace time (clear errors instead of silent broadcasts), clips actions into range, masks the
-rewards of inactive agents and derives `terminated` / `truncated`; subclasses implement `reset_env`
-and `step_env`.
+inputs at trace time (clear errors instead of silent broadcasts), makes any action valid (non-finite
+continuous components become 0, then everything is clipped into range), clamps params into their
+documented bounds (`hivex_jax.core.bounds`), masks the rewards of inactive agents and derives
+`terminated` / `truncated`; subclasses implement `reset_env` and `step_env`.
 """
 
 from __future__ import annotations
@@ -18,8 +19,9 @@ from typing import Any, ClassVar
 import jax
 import jax.numpy as jnp
 from flax import struct
+from jax.experimental import checkify
 
-from hivex_jax.core import spaces
+from hivex_jax.core import bounds, spaces
 
 Obs = dict[str, jax.Array]
 Action = dict[str, jax.Array]
@@ -80,6 +82,7 @@ class Environment:
     def reset(self, key: jax.Array, params: Any) -> tuple[Obs, Any]:
         """Generate a world from `key` and return `(obs, state)`; obs leaves have a leading agent axis."""
         self._check_params(params)
+        params = self.clamp_params(params)
         return self.reset_env(key, params)
 
     def step(
@@ -87,6 +90,7 @@ class Environment:
     ) -> tuple[Obs, Any, jax.Array, jax.Array, jax.Array, dict]:
         """One decision: `(obs, state, reward f32[A], terminated bool[A], truncated bool[A], info)`."""
         self._check_params(params)
+        params = self.clamp_params(params)
         action = self.validate_action(action)
         was_alive = state.alive
         out = self.step_env(key, state, action, params)
@@ -145,6 +149,28 @@ class Environment:
             changes[self.level_field] = jnp.asarray(level, jnp.int32)
         return params.replace(**changes)
 
+    @property
+    def param_bounds(self) -> dict[str, tuple[float, float]]:
+        """`{field: (lo, hi)}`, inclusive and elementwise: the `PARAM_BOUNDS` declared next to the params
+        class, with bounds that name static options resolved for this env."""
+        return bounds.resolve_bounds(bounds.declared_bounds(self.params_type), self)
+
+    def validate_params(self, params: Any) -> Any:
+        """Raise ValueError naming the field, value and bounds if concrete `params` (any batch shape) has a
+        value outside `param_bounds` or a NaN; returns `params`."""
+        self._check_params(params)
+        return bounds.validate_params(params, self.param_bounds, self.env_id)
+
+    def clamp_params(self, params: Any) -> Any:
+        """`params` clipped into `param_bounds` elementwise (NaN -> lower bound); identity inside them.
+
+        `reset` and `step` call it, so traced params (which cannot raise) stay in the documented range.
+        Under `hivex_jax.debug_checks()` it also adds checkify checks of the same bounds."""
+        table = self.param_bounds
+        if bounds.debug_checks_enabled():
+            bounds.check_params(params, table, self.env_id)
+        return bounds.clamp_params(params, table)
+
     # ------------------------------------------------------------------------- subclass hooks
     def reset_env(self, key: jax.Array, params: Any) -> tuple[Obs, Any]:
         raise NotImplementedError
@@ -161,7 +187,13 @@ class Environment:
             )
 
     def validate_action(self, action: Any) -> Action:
-        """Check shapes/dtypes at trace time; clip into range. Raises a clear error on bad input."""
+        """Check shapes/dtypes at trace time and make every value valid: `{continuous f32[A, C], discrete
+        i32[A, B]}`. Raises a clear error on bad shapes or dtypes.
+
+        Continuous: a non-finite component (NaN, +-inf) becomes 0 ("no input" in every HIVEX branch), then
+        every component is clipped to [-1, 1]. Discrete: a choice outside [0, n) becomes the nearest valid
+        one (clipped to [0, n - 1]). Under `hivex_jax.debug_checks()` non-finite continuous components and
+        out-of-range discrete choices are also checkify errors."""
         a = self.num_agents
         c = self.continuous_dims
         b = len(self.discrete_branches)
@@ -201,9 +233,26 @@ class Environment:
                     f"{self.env_id}: action['discrete'] must be an integer array (branch choices); "
                     f"got dtype {dtype}"
                 )
+            x = jnp.asarray(x)
+            debug = bounds.debug_checks_enabled()
             if kind == "float":
-                out[part] = jnp.clip(jnp.asarray(x, jnp.float32), -1.0, 1.0)
+                finite = jnp.isfinite(x)
+                if debug:
+                    checkify.check(
+                        jnp.all(finite),
+                        f"{self.env_id}: action['continuous'] has non-finite values {{x}}",
+                        x=x,
+                    )
+                # where before clip: jnp.clip keeps NaN; clip before the cast: a huge float64 stays +-1
+                out[part] = jnp.clip(jnp.where(finite, x, 0.0), -1.0, 1.0).astype(jnp.float32)
             else:
                 hi = jnp.asarray(self.discrete_branches, jnp.int32) - 1
-                out[part] = jnp.clip(jnp.asarray(x, jnp.int32), 0, hi)
+                if debug:
+                    checkify.check(
+                        jnp.all((x >= 0) & (x <= hi)),
+                        f"{self.env_id}: action['discrete'] {{x}} is outside [0, branch size) "
+                        f"for branches {self.discrete_branches}",
+                        x=x,
+                    )
+                out[part] = jnp.clip(x, 0, hi).astype(jnp.int32)
         return out

@@ -63,7 +63,8 @@ def make(id: str, **overrides: Any) -> tuple[Any, Any]:
 
     Keyword arguments that the environment's constructor takes (static options such as
     `num_agents`) build the env; those naming `EnvParams` fields (dynamic options such as `task`
-    or `pattern`) override the default params. Anything else is an error naming the options.
+    or `pattern`) override the default params. Anything else is an error naming the options, and a
+    value outside its field's documented bounds (`env.param_bounds`) is a ValueError naming both.
     `jaxmarl/<name>` wraps `jaxmarl.make(name)` (see `hivex_jax.interop.from_jaxmarl`).
     """
     if id.startswith("jaxmarl/"):  # a JaxMARL environment behind this API (hivex_jax.interop.from_jaxmarl)
@@ -97,6 +98,7 @@ def make(id: str, **overrides: Any) -> tuple[Any, Any]:
         if env.level_field in cast:
             env.variant_params(params, level=int(cast[env.level_field]))
         params = params.replace(**cast)
+        env.validate_params(params)  # every field inside its documented bounds (hivex_jax.core.bounds)
     return env, params
 
 

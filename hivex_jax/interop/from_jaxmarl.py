@@ -40,6 +40,10 @@ class JaxMARLParams:
     task: jax.Array  # i32[], always 0 (one task); present so trainer configs can name it
 
 
+#: Bounds of `JaxMARLParams` (hivex_jax.core.bounds): checked by `make`, clamped by reset/step.
+PARAM_BOUNDS: dict[str, tuple[int, int]] = {"max_steps": (1, 1_000_000), "task": (0, 0)}
+
+
 @struct.dataclass
 class JaxMARLState(EnvState):
     inner: Any  # the JaxMARL env's state
@@ -147,4 +151,5 @@ def make_jaxmarl(name: str, **overrides: Any) -> tuple[FromJaxMARL, JaxMARLParam
         raise ValueError(f"{env.env_id} has one task (0); got task={dynamic['task']}")
     if "max_steps" in dynamic:
         params = params.replace(max_steps=jnp.asarray(int(dynamic["max_steps"]), jnp.int32))
+    env.validate_params(params)
     return env, params

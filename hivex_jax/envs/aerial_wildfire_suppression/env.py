@@ -174,6 +174,7 @@ class AerialWildfireSuppression(Environment):
         """A new episode on `state`'s world: same terrain, lakes, village and forest (regrown), new
         ignition, weather and planes. About one elementwise pass over the grid instead of a world's
         generation: the cheap reset path of `SameWorldAutoReset`. Returns `(obs, state)`."""
+        params = self.clamp_params(params)  # like reset: params inside their documented bounds
         draws = generator.WorldDraws(key, generator.episode_draws_needed(self.num_agents))
         cells = generator.regrow(state.cells)
         return self._new_episode(draws, cells, state.slope, state.village, params)

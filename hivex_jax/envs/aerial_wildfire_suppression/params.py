@@ -177,3 +177,82 @@ class AerialWildfireParams:
     village_penalty_mode: jax.Array = _i(ONCE_PER_EPISODE)  # inferred from the logs: once per episode
     count_rewetting: jax.Array = _i(0)  # designed: re-wetting a wet tree is not "preparing"
     end_episode_on_fire_out: jax.Array = _i(0)  # designed; HIVEX ends only on crash / subtask goal
+
+
+#: Documented bounds of every `AerialWildfireParams` field, inclusive and elementwise
+#: (hivex_jax.core.bounds): `make` and `env.validate_params` reject values outside them; `reset`/`step`
+#: clamp traced values. A name instead of a number is a static option of the env (`local_radius_m`: the
+#: sensing windows are sized for it).
+PARAM_BOUNDS: dict[str, tuple[float | str, float | str]] = {
+    "task": (0, len(TASK_NAMES) - 1),
+    "terrain_level": (1, 10),
+    "task_weights": (-1000.0, 1000.0),
+    "max_steps": (1, 1_000_000),
+    # geometry: the static windows assume an island half-extent >= MIN_ISLAND_HALF_EXTENT
+    "border_half_extent": (750.0, 3000.0),
+    "water_girdle_width": (150.0, 300.0),  # contradiction 13's two readings
+    # aeroplanes
+    "plane_speed": (0.0, 100.0),
+    "turn_rate_degrees": (0.0, 180.0),
+    "spawn_half_width": (0.0, 750.0),
+    "spawn_heading_spread_degrees": (0.0, 180.0),
+    "drop_radius": (0.0, 130.0),  # env.MAX_DROP_RADIUS: the static drop window
+    "pickup_requires_empty_tank": (0, 1),
+    # sensing
+    "camera_ground_size": (10.0, 1500.0),  # > 0: a pixel is this / camera_size
+    "observe_fire_first": (0, 1),
+    "shade_strength": (0.0, 1.0),
+    # terrain and forest
+    "relief_per_level": (0.0, 200.0),
+    "lake_level": (0.0, 1.0),  # normalised elevations and a fraction
+    "treeline": (0.0, 1.0),
+    "forest_density": (0.0, 1.0),
+    # village (kept on the smallest island)
+    "random_village_location": (0, 1),
+    "village_x": (-400.0, 400.0),
+    "village_z": (-400.0, 400.0),
+    "village_radius": (0.0, 100.0),
+    "village_danger_distance": (0.0, "local_radius_m"),
+    "find_village_distance": (0.0, 1500.0),
+    "find_fire_distance": (0.0, "local_radius_m"),
+    # fire
+    "num_ignitions": (1, MAX_IGNITIONS),
+    "ignition_radius": (0.0, 200.0),
+    "min_ignition_village_distance": (0.0, 1000.0),
+    "spread_probability": (0.0, 1.0),
+    "diagonal_spread_weight": (0.0, 1.0),
+    "wind_spread_factor": (0.0, 5.0),
+    "slope_spread_factor": (0.0, 10.0),
+    "burn_duration": (1.0, 100_000.0),  # mean steps; >= 1 keeps 1 / duration a probability
+    "wet_duration": (1.0, 100_000.0),
+    # weather (normalised wind, degrees C, percent, steps)
+    "wind_speed_min": (0.0, 1.0),
+    "wind_speed_max": (0.0, 1.0),
+    "wind_swing_degrees": (0.0, 180.0),
+    "temperature_min": (-30.0, 60.0),
+    "temperature_max": (-30.0, 60.0),
+    "humidity_min": (0.0, 100.0),
+    "humidity_max": (0.0, 100.0),
+    "weather_time_scale": (1.0, 1_000_000.0),  # > 0: a divisor
+    "temperature_factor": (0.0, 5.0),
+    "humidity_factor": (0.0, 5.0),
+    # reward constants
+    "crash_reward": (-10_000.0, 10_000.0),
+    "water_pickup_reward": (-1000.0, 1000.0),
+    "water_pickup_step_penalty": (0.0, 1.0),
+    "fire_out_reward": (-1000.0, 1000.0),
+    "too_close_reward": (-1000.0, 1000.0),
+    "time_step_burning_reward": (-1000.0, 1000.0),
+    "find_fire_reward": (-1000.0, 1000.0),
+    "find_village_reward": (-1000.0, 1000.0),
+    "extinguish_reward": (-1000.0, 1000.0),
+    "prepare_reward": (-1000.0, 1000.0),
+    # switches
+    "time_step_burning_mode": (ANY_TREE_BURNING, ALL_TREES_BURNING),
+    "pickup_zone_mode": (PICKUP_INTENDED, PICKUP_EQ50_LITERAL),
+    "forward_zero_at_reset": (0, 1),
+    "fire_out_mode": (ONCE_PER_EPISODE, EVERY_STEP),
+    "village_penalty_mode": (ONCE_PER_EPISODE, EVERY_STEP),
+    "count_rewetting": (0, 1),
+    "end_episode_on_fire_out": (0, 1),
+}

@@ -182,3 +182,76 @@ class DroneParams:
     camera_fov_degrees: jax.Array = _f(90.0)
     camera_min_half_width: jax.Array = _f(6.0)  # ground half-width seen at zero altitude
     camera_max_half_width: jax.Array = _f(80.0)
+
+
+#: Documented bounds of every `DroneParams` field, inclusive and elementwise (hivex_jax.core.bounds):
+#: `make` and `env.validate_params` reject values outside them; `reset`/`step` clamp traced values.
+#: A name instead of a number is a static option of the env (`max_forest_patches`).
+PARAM_BOUNDS: dict[str, tuple[float | str, float | str]] = {
+    "task": (0, len(TASK_NAMES) - 1),
+    "terrain_level": (1, 10),
+    "task_weights": (-1000.0, 1000.0),
+    "max_steps": (1, 1_000_000),
+    # world geometry
+    "arena_half_extent": (50.0, 1000.0),
+    "terrain_max_height": (0.0, 200.0),
+    "terrain_length_scale": (5.0, 1000.0),  # > 0: a noise wavelength
+    "terrain_sharpness": (0.0, 10.0),
+    "water_level": (0.0, 1.0),  # a terrain-shape threshold; the shape lies in [0, 1]
+    "forest_length_scale": (5.0, 1000.0),
+    "forest_patches": (0, "max_forest_patches"),
+    "forest_radius_min": (1.0, 50.0),
+    "forest_radius_max": (1.0, 200.0),
+    "station_forest_clearance": (0.0, 500.0),
+    "station_max_offset": (0.0, 500.0),
+    "station_hover_height": (0.0, 50.0),
+    # drone kinematics
+    "substep_seconds": (0.01, 1.0),
+    "max_speed": (0.0, 50.0),
+    "max_yaw_rate_degrees": (0.0, 720.0),
+    "max_climb_rate": (0.0, 20.0),
+    "response_seconds": (0.01, 10.0),  # > 0: the lag divides by it
+    "ground_clearance": (0.0, 10.0),
+    "flight_ceiling": (10.0, 500.0),
+    # battery
+    "battery_drain_no_seed": (0.0, 0.1),
+    "battery_drain_holding_seed": (0.0, 0.1),
+    "recharge_per_decision": (0.0, 1.0),
+    "charge_radius": (0.5, 100.0),
+    "out_of_energy_ends_episode": (0, 1),
+    "pick_up_requires_planting": (0, 1),
+    "spawn_holding_seed": (0, 1),
+    "spawn_ring_radius": (0.0, 50.0),
+    "random_spawn_radius": (0.0, 1000.0),
+    "random_spawn_height": (0.0, 100.0),
+    # Drop Seed: the two ranges do not overlap, so the band [min, max] never has zero width (eq. 26
+    # divides by it)
+    "drop_min_distance": (0.0, 10.0),
+    "drop_max_distance": (15.0, 500.0),
+    "seed_reward_multiplier": (-1000.0, 1000.0),
+    "distance_reward_multiplier": (-1000.0, 1000.0),
+    "drop_counts_new_trees": (0, 1),
+    "water_drop_invalid": (0, 1),
+    # energy rewards
+    "energy_penalty_no_seed": (0.0, 1.0),
+    "energy_penalty_holding_seed": (0.0, 1.0),
+    "energy_penalty_per_substep": (0, 1),
+    # Incremental Running Back, Group-up, Find Close Tree, success bonus
+    "running_back_increment": (0.1, 100.0),  # > 0: distances are divided by it
+    "running_back_budget": (0.0, 1000.0),
+    "group_up_distance": (0.0, 100.0),
+    "group_up_reward": (-1000.0, 1000.0),
+    "find_tree_mode": (FIND_TREE_RADIUS_METRES, FIND_TREE_PAPER_FORMULA),
+    "find_tree_radius": (0.0, 500.0),
+    "find_tree_reward": (-1000.0, 1000.0),
+    "drop_success_reward": (-1000.0, 1000.0),
+    "drop_success_requires_valid": (0, 1),
+    "landscape_height_mode": (LANDSCAPE_TERRAIN_HEIGHT, LANDSCAPE_DRONE_HEIGHT),
+    "far_distance_divisor": (0.1, 10_000.0),  # > 0: a divisor
+    # observation
+    "position_scale": (1.0, 10_000.0),  # > 0: normalisers
+    "height_scale": (1.0, 1000.0),
+    "camera_fov_degrees": (1.0, 170.0),
+    "camera_min_half_width": (0.5, 20.0),  # does not overlap the max's range: a positive width band
+    "camera_max_half_width": (25.0, 500.0),
+}

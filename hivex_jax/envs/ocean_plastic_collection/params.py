@@ -92,3 +92,39 @@ class OceanPlasticParams:
     # --- visual observation
     visual_cell_size: jax.Array = _f(2.0)  # m per cell, exact (reference: 2 m cells)
     visual_saturation_count: jax.Array = _f(2.0)  # pebbles per cell shown as 255 (designed)
+
+
+#: Documented bounds of every `OceanPlasticParams` field, inclusive and elementwise (hivex_jax.core.bounds):
+#: `make` and `env.validate_params` reject values outside them; `reset`/`step` clamp traced values.
+PARAM_BOUNDS: dict[str, tuple[float, float]] = {
+    "task": (0, len(TASK_NAMES) - 1),
+    "task_weights": (-1000.0, 1000.0),
+    "max_steps": (1, 1_000_000),
+    "sea_half_extent": (50.0, 2000.0),
+    "collect_trash_reward": (-1000.0, 1000.0),
+    "lowest_collected_factor": (0.0, 10.0),
+    "crossed_border_reward": (-10_000.0, 10_000.0),
+    "vessel_collision_reward": (-10_000.0, 10_000.0),
+    "close_vessel_reward": (-1000.0, 1000.0),
+    "close_vessel_distance": (0.0, 1000.0),
+    "nearby_trash_distance": (0.0, 1000.0),
+    "nearby_trash_mode": (NEARBY_PREVIOUS_STEP, NEARBY_RUNNING_MAX),
+    "trash_collision_reward": (-1000.0, 1000.0),
+    "thrust": (0.0, 1.0),
+    "forward_drag": (0.0, 1.0),  # fractions of speed lost per sub-step
+    "lateral_drag": (0.0, 1.0),
+    "turn_rate_degrees": (0.0, 90.0),
+    "vessel_radius": (0.1, 50.0),
+    "collect_radius": (0.0, 50.0),
+    "spawn_ring_radius": (0.0, 200.0),
+    "spawn_centre_range": (0.0, 200.0),
+    "num_hotspots": (0, MAX_HOTSPOTS),
+    "hotspot_fraction": (0.0, 1.0),
+    "hotspot_radius_min": (0.5, 200.0),  # > 0: a Gaussian std
+    "hotspot_radius_max": (0.5, 200.0),
+    "hotspot_centre_range": (0.0, 1000.0),
+    "background_contrast": (0.0, 10.0),
+    "respawn_collected": (0, 1),
+    "visual_cell_size": (0.1, 50.0),  # > 0: positions are divided by it
+    "visual_saturation_count": (0.1, 1000.0),  # > 0: counts are divided by it
+}

@@ -142,3 +142,71 @@ def task_weight_row(params: WildfireParams) -> jax.Array:
     swapped = jnp.where(params.task == 1, 2, jnp.where(params.task == 2, 1, params.task))
     row = jnp.where(params.task_order == TASK_ORDER_CONFIG_COMMENT, swapped, params.task)
     return params.task_weights[row]
+
+
+#: Documented bounds of every `WildfireParams` field, inclusive and elementwise (hivex_jax.core.bounds):
+#: `make` and `env.validate_params` reject values outside them; `reset`/`step` clamp traced values.
+PARAM_BOUNDS: dict[str, tuple[float, float]] = {
+    "task": (0, len(TASK_NAMES) - 1),
+    "terrain_level": (1, 10),
+    "task_weights": (-1000.0, 1000.0),
+    "max_steps": (1, 1_000_000),
+    "task_order": (TASK_ORDER_PAPER, TASK_ORDER_CONFIG_COMMENT),
+    # resources
+    "resource_budget": (0.01, 100.0),  # > 0: observations divide by it
+    "resource_step": (0.0, 100.0),
+    "self_reward_mode": (SELF_REWARD_OWN, SELF_REWARD_RECEIVED),
+    "neighbour_resource_scale": (0.0, 100.0),
+    "support_observation": (SUPPORT_ALLOCATED, SUPPORT_RECEIVED),
+    # tower performance
+    "distance_threshold": (1.0, 10_000.0),  # > 0: a divisor
+    "performance_scale": (1.0, 100_000.0),  # > 0: a divisor
+    "performance_exponent": (0.1, 20.0),
+    "performance_distance_scale": (0.0, 100_000.0),
+    "distance_mode": (DISTANCE_NORMALISED, CLOSENESS_NORMALISED),
+    "collective_mode": (COLLECTIVE_ROOT_MEAN_SQUARE, COLLECTIVE_ONE_MINUS_RMSE),
+    "observation_radius": (0.0, 100_000.0),
+    # island and towers
+    "island_half_extent": (100.0, 10_000.0),
+    "tower_spacing": (10.0, 2000.0),
+    "island_fraction": (0.1, 1.0),
+    "island_falloff": (0.01, 1.0),  # > 0: the coast's soft edge divides by it
+    "coast_noise": (0.0, 2.0),
+    "beach_width": (0.0, 1.0),
+    "lake_level": (0.0, 1.0),
+    "forest_threshold": (0.0, 1.0),
+    "elevation_per_level": (0.0, 100.0),
+    # weather (degrees C, percent, m/s, steps)
+    "temperature_min": (-30.0, 60.0),
+    "temperature_max": (-30.0, 60.0),
+    "temperature_variation": (0.0, 30.0),
+    "lapse_rate": (0.0, 0.05),
+    "humidity_min": (0.0, 100.0),
+    "humidity_max": (0.0, 100.0),
+    "humidity_variation": (0.0, 50.0),
+    "overcast_min": (0.0, 100.0),
+    "overcast_max": (0.0, 100.0),
+    "overcast_variation": (0.0, 50.0),
+    "weather_cycle_period": (1.0, 1_000_000.0),
+    "temperature_cycle_amplitude": (0.0, 30.0),
+    "humidity_cycle_amplitude": (0.0, 50.0),
+    "overcast_cycle_amplitude": (0.0, 50.0),
+    "wind_speed_min": (0.0, 40.0),
+    "wind_speed_max": (0.0, 40.0),
+    "wind_swing_degrees": (0.0, 180.0),
+    "wind_swing_period": (1.0, 1_000_000.0),
+    # fire
+    "spread_rate": (0.0, 1.0),  # a per-neighbour ignition hazard
+    "diagonal_weight": (0.0, 1.0),
+    "wind_factor": (0.0, 1.0),
+    "slope_factor": (0.0, 10.0),
+    "temperature_factor": (0.0, 5.0),
+    "humidity_factor": (0.0, 5.0),
+    "overcast_factor": (0.0, 5.0),
+    "reference_temperature": (-30.0, 60.0),
+    "reference_humidity": (0.0, 100.0),
+    "reference_overcast": (0.0, 100.0),
+    "burn_duration": (1.0, 10_000.0),  # mean steps; >= 1 keeps the burn-out probability in [0, 1]
+    "ignition_radius": (0.0, 1000.0),
+    "resource_suppression": (0.0, 100.0),
+}

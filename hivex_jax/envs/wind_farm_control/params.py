@@ -63,3 +63,28 @@ class WindFarmParams:
     wind_noise_degrees: jax.Array = struct.field(default_factory=lambda: jnp.float32(20.0))
     wind_noise_length_scale: jax.Array = struct.field(default_factory=lambda: jnp.float32(500.0))
     wind_noise_time_scale: jax.Array = struct.field(default_factory=lambda: jnp.float32(400.0))
+
+
+#: Documented bounds of every `WindFarmParams` field, inclusive and elementwise (hivex_jax.core.bounds):
+#: `make` and `env.validate_params` reject values outside them; `reset`/`step` clamp traced values.
+PARAM_BOUNDS: dict[str, tuple[float, float]] = {
+    "task": (0, len(TASK_NAMES) - 1),
+    "pattern": (0, len(PATTERN_NAMES) - 1),
+    "task_weights": (-1000.0, 1000.0),
+    "max_steps": (1, 1_000_000),
+    "rotation_step_degrees": (0.0, 180.0),
+    "motor_acceleration": (0.0, 1.0),
+    "drag_coefficient": (1e-3, 1.0),  # > 0: the closed-form update divides by it
+    "performance_updates_per_step": (0, 100),
+    "theta_mode": (THETA_COSINE, THETA_LINEAR),
+    "turbine_spacing": (10.0, 500.0),
+    "farm_half_extent": (100.0, 10_000.0),
+    "field_jitter": (0.0, 1.0),
+    "main_wind_direction_degrees": (-360.0, 360.0),
+    "main_wind_direction_range_degrees": (0.0, 360.0),
+    "main_wind_swing_degrees": (0.0, 180.0),
+    "main_wind_swing_period": (1.0, 1_000_000.0),
+    "wind_noise_degrees": (0.0, 180.0),
+    "wind_noise_length_scale": (1.0, 100_000.0),
+    "wind_noise_time_scale": (1.0, 1_000_000.0),
+}
