@@ -7,7 +7,7 @@
 #
 # Writes into $OUT: env.txt (device, versions), train_<n>seeds.json (end-to-end IPPO throughput at
 # 4,096 worlds x 128 steps; peer_train_mpe.json: the same on JaxMARL MPE), time_to_target/ (a
-# `hivex train` run that stops at 0.92 of the 5000-step maximum, with summary.json), bench_<env>.json
+# `hivex train` run that stops at 0.92 of the 4999-decision maximum, with summary.json), bench_<env>.json
 # (random-action env throughput; Wind Farm beside JaxMARL MPE when jaxmarl is importable), log.txt and
 # summary.md. Paste the figures into docs/benchmarks.md with the date.
 set -u
@@ -54,7 +54,7 @@ if [ -n "$PEER" ]; then
     --updates "$UPDATES" --json "$OUT/peer_train_mpe.json" num_envs="$ENVS" num_seeds=1 num_minibatches=8
 fi
 
-# 2. time to 0.92 of the maximum return (4600 of 5000; goal < 60 s with compilation): no compilation cache
+# 2. time to 0.92 of the maximum return (4600 of 4999; goal < 60 s with compilation): no compilation cache
 step time_to_target "$T_LONG" env HIVEX_JAX_CACHE_DIR= python3 -m hivex_jax train --no-progress \
   --config configs/ippo_wind_farm_control_gpu.yaml --out-dir "$OUT" --name time_to_target $TARGET_ARGS
 

@@ -63,7 +63,7 @@ def main(out: Path) -> str:
         ]
 
     summary = _load(out / "time_to_target" / "summary.json")
-    lines += ["", "## Time to 0.92 of the maximum return (4600 of 5000)", ""]
+    lines += ["", "## Time to 0.92 of the maximum return (4600 of 4999)", ""]
     if summary is None or "target" not in summary:
         lines.append("no summary.json: the run failed or timed out (see log.txt)")
     else:

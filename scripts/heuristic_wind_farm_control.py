@@ -1,7 +1,7 @@
 """Scripted "turn into the wind" controller vs the random policy on held-out worlds, per pattern.
 
 Usage: PJRT_NPROC=1 python scripts/heuristic_wind_farm_control.py [--worlds 16] [--task 0]
-Prints a markdown table: mean per-turbine episode return (5000 steps) +- 95% CI over worlds 6000..
+Prints a markdown table: mean per-turbine episode return (4999 decisions) +- 95% CI over worlds 6000..
 """
 
 from __future__ import annotations

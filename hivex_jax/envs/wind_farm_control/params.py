@@ -43,7 +43,8 @@ class WindFarmParams:
     task: jax.Array = struct.field(default_factory=lambda: jnp.int32(0))
     pattern: jax.Array = struct.field(default_factory=lambda: jnp.int32(0))
     task_weights: jax.Array = struct.field(default_factory=lambda: jnp.asarray(TASK_WEIGHTS, jnp.float32))
-    max_steps: jax.Array = struct.field(default_factory=lambda: jnp.int32(5000))
+    # decisions: HIVEX logs 4999 for its MaxStep 5000 (ML-Agents counts MaxStep / period - 1; §1.2, §3.1)
+    max_steps: jax.Array = struct.field(default_factory=lambda: jnp.int32(4999))
     # --- turbine control (NOT FOUND; inferred from the MADDPG notebook trace, reference §2.1)
     rotation_step_degrees: jax.Array = struct.field(default_factory=lambda: jnp.float32(2.4))
     # --- performance state, eq. 1-4: P <- P - drag * P + acceleration * W

@@ -1,4 +1,4 @@
-"""Scripted "turn into the wind" vs random, over full 5000-step episodes on held-out worlds."""
+"""Scripted "turn into the wind" vs random, over full 4999-decision episodes on held-out worlds."""
 
 import jax
 import jax.numpy as jnp
