@@ -196,7 +196,7 @@ class OceanPlasticCollection(Environment):
         raw_terms = jnp.stack(
             [
                 rewards.collect_trash(collected_count, params),
-                rewards.global_lowest_trash_collected(collected_total, params),
+                rewards.global_lowest_trash_collected(collected_total, alive, params),
                 rewards.crossed_border(crossed, params),
                 rewards.collided_with_other_vessel(collided, params),
                 rewards.close_to_other_vessel(neighbour_distance, params),

@@ -41,6 +41,10 @@ TASK_WEIGHTS = (
 NEARBY_PREVIOUS_STEP = 0  # eq. 20-22: the previous step's count (default)
 NEARBY_RUNNING_MAX = 1  # prose: the highest count so far
 
+#: Global Lowest Trash Collected: which vessels the minimum runs over (eq. 14 "from all agents").
+LOWEST_OVER_ACTIVE_VESSELS = 0  # vessels still in the episode this decision (default; HIVEX respawns)
+LOWEST_OVER_ALL_VESSELS = 1  # every vessel, out ones with their final count (one lost early zeroes it)
+
 
 def _f(x: float):
     return struct.field(default_factory=lambda: jnp.float32(x))
@@ -65,6 +69,7 @@ class OceanPlasticParams:
     sea_half_extent: jax.Array = _f(200.0)  # e_h, exact
     collect_trash_reward: jax.Array = _f(1.0)  # per pebble, exact
     lowest_collected_factor: jax.Array = _f(0.01)  # a of eq. 15, exact
+    lowest_collected_mode: jax.Array = _i(LOWEST_OVER_ACTIVE_VESSELS)  # who the eq. 14 minimum covers
     crossed_border_reward: jax.Array = _f(-100.0)  # exact
     vessel_collision_reward: jax.Array = _f(-100.0)  # exact
     close_vessel_reward: jax.Array = _f(1.0)  # contradiction 1: text +1, eq. 18 +10
@@ -103,6 +108,7 @@ PARAM_BOUNDS: dict[str, tuple[float, float]] = {
     "sea_half_extent": (50.0, 2000.0),
     "collect_trash_reward": (-1000.0, 1000.0),
     "lowest_collected_factor": (0.0, 10.0),
+    "lowest_collected_mode": (LOWEST_OVER_ACTIVE_VESSELS, LOWEST_OVER_ALL_VESSELS),
     "crossed_border_reward": (-10_000.0, 10_000.0),
     "vessel_collision_reward": (-10_000.0, 10_000.0),
     "close_vessel_reward": (-1000.0, 1000.0),

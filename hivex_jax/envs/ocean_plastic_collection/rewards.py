@@ -5,7 +5,11 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from hivex_jax.envs.ocean_plastic_collection.params import NEARBY_RUNNING_MAX, OceanPlasticParams
+from hivex_jax.envs.ocean_plastic_collection.params import (
+    LOWEST_OVER_ALL_VESSELS,
+    NEARBY_RUNNING_MAX,
+    OceanPlasticParams,
+)
 
 
 def collect_trash(collected: jax.Array, params: OceanPlasticParams) -> jax.Array:
@@ -13,9 +17,19 @@ def collect_trash(collected: jax.Array, params: OceanPlasticParams) -> jax.Array
     return collected * params.collect_trash_reward
 
 
-def global_lowest_trash_collected(collected_total: jax.Array, params: OceanPlasticParams) -> jax.Array:
-    """Eq. 14-15: 0.01 x the lowest cumulative collected count over all vessels, paid to every vessel."""
-    lowest = jnp.min(collected_total)
+def global_lowest_trash_collected(
+    collected_total: jax.Array, active: jax.Array, params: OceanPlasticParams
+) -> jax.Array:
+    """Eq. 14-15: 0.01 x the lowest cumulative collected count f32[A], paid to every vessel.
+
+    `active` bool[A]: vessels in the episode this decision. By default the minimum runs over them only
+    (HIVEX restarts a vessel that is out, so a lost vessel's count never freezes the minimum);
+    `lowest_collected_mode` = 1 takes it over every vessel. 0 when no vessel is active.
+    """
+    over_all = params.lowest_collected_mode == LOWEST_OVER_ALL_VESSELS
+    counted = active | over_all
+    lowest = jnp.min(jnp.where(counted, collected_total, jnp.inf))
+    lowest = jnp.where(jnp.any(counted), lowest, 0.0)
     return jnp.full_like(collected_total, lowest * params.lowest_collected_factor)
 
 

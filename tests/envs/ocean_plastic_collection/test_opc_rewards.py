@@ -8,6 +8,7 @@ import pytest
 
 from hivex_jax.envs.ocean_plastic_collection import rewards
 from hivex_jax.envs.ocean_plastic_collection.params import (
+    LOWEST_OVER_ALL_VESSELS,
     NEARBY_RUNNING_MAX,
     PARKED,
     REWARD_TERM_NAMES,
@@ -78,6 +79,46 @@ def test_global_lowest_trash_collected_uses_cumulative_counts(opc):
     np.testing.assert_allclose(np.asarray(reward), [2.05, 0.05, 0.05], rtol=1e-6)
     np.testing.assert_allclose(np.asarray(info["stats"]["global_reward"]), [0.05] * 3, rtol=1e-6)
     np.testing.assert_allclose(np.asarray(info["stats"]["local_reward"]), [2.0, 0.0, 0.0])
+
+
+def test_global_lowest_ignores_vessels_that_are_out_by_default(opc):
+    # Vessel 0 left the episode earlier with 0 pebbles; 1 and 2 hold 4 and 6 (vessel 1 collects one now).
+    positions = [[150.0, -150.0], [0.0, 0.0], FAR[2]]
+    state = opc.scene(
+        positions, pebbles=[(1.0, 0.0)], alive=[False, True, True], collected_total=[0.0, 4.0, 6.0]
+    )
+    _, _, reward, _, _, info = opc.run(state, opc.act([0, 0, 0], [0, 0, 0]))
+    raw = np.asarray(info["raw_reward_terms"])
+    # 0.01 * min(5, 6) over the vessels still in the episode (not 0.01 * min(0, 5, 6) = 0)
+    np.testing.assert_allclose(raw[1:, GLOBAL], [0.05, 0.05], rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(reward), [0.0, 1.05, 0.05], rtol=1e-6)
+
+
+def test_global_lowest_switch_counts_every_vessel(opc):
+    positions = [[150.0, -150.0], [0.0, 0.0], FAR[2]]
+    state = opc.scene(
+        positions, pebbles=[(1.0, 0.0)], alive=[False, True, True], collected_total=[2.0, 4.0, 6.0]
+    )
+    params = opc.params.replace(lowest_collected_mode=jnp.int32(LOWEST_OVER_ALL_VESSELS))
+    _, _, reward, _, _, info = opc.run(state, opc.act([0, 0, 0], [0, 0, 0]), params)
+    raw = np.asarray(info["raw_reward_terms"])
+    np.testing.assert_allclose(raw[1:, GLOBAL], [0.02, 0.02], rtol=1e-6)  # the out vessel's 2 counts
+    np.testing.assert_allclose(np.asarray(reward), [0.0, 1.02, 0.02], rtol=1e-6)
+
+
+def test_global_lowest_of_the_vessel_leaving_this_step_still_counts(opc):
+    # A vessel crossing the border on this decision acted on it: its count is still in the minimum.
+    positions = [[198.0, 0.0], [0.0, 0.0], FAR[2]]
+    state = opc.scene(
+        positions,
+        velocities=[[0.8, 0.0], [0.0, 0.0], [0.0, 0.0]],
+        collected_total=[1.0, 4.0, 6.0],
+    )
+    _, new, _, term, _, info = opc.run(state, opc.act([1, 0, 0], [0, 0, 0]))
+    assert bool(term[0])
+    np.testing.assert_allclose(np.asarray(info["raw_reward_terms"])[:, GLOBAL], [0.01] * 3, rtol=1e-6)
+    _, _, _, _, _, info2 = opc.run(new, opc.act([0, 0, 0], [0, 0, 0]))
+    np.testing.assert_allclose(np.asarray(info2["raw_reward_terms"])[1:, GLOBAL], [0.04, 0.04], rtol=1e-6)
 
 
 def test_crossing_the_border_costs_100_and_ends_that_vessel(opc):
