@@ -48,8 +48,11 @@ def main() -> None:
     n = len(seeds)
     span = f"worlds {seeds[0]}..{seeds[-1]}"
     print(f"task {args.task}, {args.num_agents} drones, {span} (mean ± s.e. over worlds)\n")
-    print("| terrain level | scripted return | random return | scripted tree drops | scripted drop reward |")
-    print("|---|---|---|---|---|")
+    print(
+        "| terrain level | scripted return | random return | scripted tree drops | scripted drop reward "
+        "| scripted / random episode length | random highest point found |"
+    )
+    print("|---|---|---|---|---|---|---|")
     for i, lv in enumerate(levels):
         sl = slice(i * n, (i + 1) * n)
         s_ret = np.asarray(out["scripted"]["return"])[sl]
@@ -59,7 +62,13 @@ def main() -> None:
             np.asarray(out["scripted"]["stats"]["cumulative_tree_drop_reward"])[sl]
             + np.asarray(out["scripted"]["stats"]["cumulative_distance_reward"])[sl]
         )
-        print(f"| {lv} | {cell(s_ret)} | {cell(r_ret)} | {cell(drops)} | {cell(drop_reward)} |")
+        s_len = np.asarray(out["scripted"]["length"])[sl]
+        r_len = np.asarray(out["random"]["length"])[sl]
+        r_high = np.asarray(out["random"]["stats"]["highest_point_on_terrain_found"])[sl]
+        print(
+            f"| {lv} | {cell(s_ret)} | {cell(r_ret)} | {cell(drops)} | {cell(drop_reward)} "
+            f"| {s_len.mean():.1f} / {r_len.mean():.1f} | {cell(r_high)} |"
+        )
 
 
 def picture(path: str) -> None:

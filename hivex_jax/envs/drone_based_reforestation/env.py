@@ -30,6 +30,8 @@ from hivex_jax.envs.drone_based_reforestation.params import (
     RETURN_FURTHEST,
     REWARD_TERM_NAMES,
     RUNNING_BACK,
+    STATION_ALWAYS,
+    STATION_TERMS,
     SUPPORTED_AGENT_COUNTS,
     SUPPORTED_CAMERA_SIZES,
     TASK_NAMES,
@@ -258,8 +260,12 @@ class DroneBasedReforestation(Environment):
         planted = state.planted.at[jnp.where(plant, slot, p_cap)].set(xz, mode="drop")
         planted_count = state.planted_count + jnp.sum(plant, dtype=jnp.int32)
 
-        # --- station: seed pick-up and recharge
-        at_station = movable & (station_3d <= params.charge_radius)
+        # --- station: seed pick-up and recharge, in the tasks that use it (HIVEX logs no recharge and no
+        # drop in tasks 1, 4 and 5: there drones fly the whole episode without a seed)
+        station_on = (params.station_mode == STATION_ALWAYS) | jnp.any(
+            weights[jnp.asarray(STATION_TERMS)] != 0.0
+        )
+        at_station = movable & station_on & (station_3d <= params.charge_radius)
         arrival = at_station & ~state.at_station
         pick_up = at_station & ~holding1
         holding = holding1 | pick_up
@@ -268,7 +274,10 @@ class DroneBasedReforestation(Environment):
         charging = at_station & (state.energy < 1.0)
         drained = state.energy - jnp.where(movable, battery_drain(holding0, params, n_sub), 0.0)
         energy = jnp.clip(drained + jnp.where(at_station, params.recharge_per_decision, 0.0), 0.0, 1.0)
-        out_of_energy = movable & (energy <= 0.0)
+        # Empty below half a substep's drain: the f32 sum of 400 drains of 0.0025 must empty a battery
+        # exactly on the 400th decision, whatever the rounding.
+        out_of_energy = movable & (energy < 0.5 * params.battery_drain_no_seed)
+        energy = jnp.where(out_of_energy, 0.0, energy)
         pen_holding, pen_no_seed = rewards.energy_penalties(holding0, params, n_sub)
 
         # --- Incremental Running Back: pay the return of the previous drop; a valid drop starts a new one

@@ -5,14 +5,19 @@ lakes, a station; §2.3, generators NOT FOUND). Ours is analytic, so that a worl
 (no grids) and a reset is cheap enough to run every step under auto-reset:
 
 * terrain shape s(x, z) = 0.5 + 0.5 tanh(sharpness * F(x, z)) in (0, 1), F a sum of plane waves ~N(0, 1);
-  height = amplitude(level) * max(s, water_level), amplitude = terrain_max_height * level / 10;
+  height = amplitude(level) * max(s, water_level). With `terrain_level_mode` = 0 (default) the amplitude
+  is terrain_max_height (40) at levels 2-10 and 1.18x that at level 1, and the hills' length scale
+  shrinks from terrain_length_scale (70 m) at level 1 to half of it at level 10, so peaks stay near
+  40 m while the terrain gets more rugged (HIVEX's logged highest points: 45.9 at level 1, 37.7-39.6 at
+  levels 2-10, flat); mode 1 scales the amplitude as terrain_max_height * level / 10 on one shape;
 * lakes where s < water_level (flat water surface at amplitude * water_level);
 * forest = union of up to `max_forest_patches` discs, centred on the highest values of a forest-noise
   layer (another plane-wave field) among uniform candidates, never in a lake, kept
   `station_forest_clearance` away from the station (so distances to the closest tree are exact);
 * the station on dry land within `station_max_offset` of the arena centre.
 
-The world's shape does not depend on the level: a level only scales elevation, so levels are comparable.
+With mode 1 the world's shape does not depend on the level (a level only scales elevation); with mode 0
+the same hash draws give the same wave directions and phases at every level, only their wavelength scales.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ import jax
 import jax.numpy as jnp
 from flax import struct
 
-from hivex_jax.envs.drone_based_reforestation.params import DroneParams
+from hivex_jax.envs.drone_based_reforestation.params import TERRAIN_LEVELS_LINEAR, DroneParams
 from hivex_jax.procgen.terrain import hashed_uniform, plane_wave_field, random_plane_waves
 
 TERRAIN_WAVES = 12
@@ -47,8 +52,19 @@ class World:
 
 
 def level_amplitude(params: DroneParams) -> jax.Array:
-    """Terrain amplitude (m) of the params' terrain level: terrain_max_height * level / 10."""
-    return params.terrain_max_height * params.terrain_level.astype(jnp.float32) / 10.0
+    """Terrain amplitude (m) of the params' terrain level (f32[]; see the module doc for the two modes)."""
+    level = params.terrain_level.astype(jnp.float32)
+    linear = params.terrain_max_height * level / 10.0
+    logged = params.terrain_max_height * jnp.where(level <= 1.0, params.terrain_level1_height_factor, 1.0)
+    return jnp.where(params.terrain_level_mode == TERRAIN_LEVELS_LINEAR, linear, logged)
+
+
+def level_length_scale(params: DroneParams) -> jax.Array:
+    """Correlation length (m) of the hills at the params' level: geometric from level 1 to level 10."""
+    level = params.terrain_level.astype(jnp.float32)
+    shrink = params.terrain_level10_length_factor ** ((level - 1.0) / 9.0)
+    linear = params.terrain_level_mode == TERRAIN_LEVELS_LINEAR
+    return params.terrain_length_scale * jnp.where(linear, 1.0, shrink)
 
 
 def shape_from_field(field: jax.Array, params: DroneParams) -> jax.Array:
@@ -86,7 +102,7 @@ def generate_world(key: jax.Array, params: DroneParams, max_forest_patches: int)
     """Draw a world from `key` (all randomness from one 32-bit seed and integer hashing)."""
     seed = world_seed(key)
     e = params.arena_half_extent
-    waves, phases = random_plane_waves(seed, _S_TERRAIN, TERRAIN_WAVES, params.terrain_length_scale)
+    waves, phases = random_plane_waves(seed, _S_TERRAIN, TERRAIN_WAVES, level_length_scale(params))
     world = World(
         terrain_waves=waves,
         terrain_phases=phases,

@@ -108,23 +108,25 @@ def evaluate(env, params: DroneParams, world_keys: jax.Array, key: jax.Array, nu
     """One episode of the scripted and of the random policy on each world (vmapped over worlds).
 
     `env` is the bare environment (10-float vector); `params` is one `DroneParams` or a batch of them
-    (leading axis = worlds, e.g. from `stack_params`). Returns, for "scripted" and "random": "return"
-    f32[W] (mean over drones of the episode return) and "stats" {HIVEX statistic: f32[W]} (episode sums,
-    mean over drones).
+    (leading axis = worlds, e.g. from `stack_params`). `num_steps` decisions are run; nothing counts after
+    the episode ends (`max_steps`, 399 by default, or every drone out). Returns, for "scripted" and
+    "random": "return" f32[W] (mean over drones of the episode return), "length" f32[W] (mean over
+    drones of the decisions each took) and "stats" {HIVEX statistic: f32[W]} (episode sums, mean over
+    drones).
     """
     batched = jnp.ndim(params.task) == 1
     run = _episode_runner(env, num_steps, batched)
     keys = jax.random.split(key, world_keys.shape[0])
     out = {}
     for name, flag in (("scripted", True), ("random", False)):
-        ret, stats = run(world_keys, keys, jnp.asarray(flag), params)
-        out[name] = {"return": ret, "stats": stats}
+        ret, length, stats = run(world_keys, keys, jnp.asarray(flag), params)
+        out[name] = {"return": ret, "length": length, "stats": stats}
     return out
 
 
 @functools.cache
 def _episode_runner(env, num_steps: int, batched_params: bool):
-    """Compiled `(world_keys, run_keys, scripted, params) -> (returns, stats)`, built once per env."""
+    """Compiled `(world_keys, run_keys, scripted, params) -> (returns, lengths, stats)`, once per env."""
 
     def episode(world_key: jax.Array, run_key: jax.Array, scripted: jax.Array, params: DroneParams):
         obs, state = env.reset(world_key, params)
@@ -132,20 +134,22 @@ def _episode_runner(env, num_steps: int, batched_params: bool):
         stat_shapes = jax.eval_shape(env.step, run_key, state, noop, params)[-1]["stats"]
 
         def body(carry, k):
-            obs, state, ret, stats = carry
+            obs, state, ret, length, stats, finished = carry
             act = jax.tree.map(
                 lambda a, b: jnp.where(scripted, a, b),
                 scripted_policy(obs, params),
                 random_policy(k, env.num_agents),
             )
             obs, state, reward, _, _, info = env.step(k, state, act, params)
-            active = info["active"].astype(jnp.float32)
+            active = info["active"].astype(jnp.float32) * (~finished).astype(jnp.float32)
             stats = jax.tree.map(lambda s, x: s + x * active, stats, info["stats"])
-            return (obs, state, ret + reward, stats), None
+            carry = (obs, state, ret + reward * active, length + active, stats, finished | info["done"])
+            return carry, None
 
         zeros = jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype), stat_shapes)
-        carry = (obs, state, jnp.zeros(env.num_agents), zeros)
-        (_, _, ret, stats), _ = jax.lax.scan(body, carry, jax.random.split(run_key, num_steps))
-        return jnp.mean(ret), jax.tree.map(jnp.mean, stats)
+        a = env.num_agents
+        carry = (obs, state, jnp.zeros(a), jnp.zeros(a), zeros, jnp.zeros((), bool))
+        (_, _, ret, length, stats, _), _ = jax.lax.scan(body, carry, jax.random.split(run_key, num_steps))
+        return jnp.mean(ret), jnp.mean(length), jax.tree.map(jnp.mean, stats)
 
     return jax.jit(jax.vmap(episode, in_axes=(0, 0, None, 0 if batched_params else None)))

@@ -88,6 +88,18 @@ FIND_TREE_PAPER_FORMULA = 1  # distance / e_w <= find_tree_radius: true everywhe
 LANDSCAPE_TERRAIN_HEIGHT = 0  # terrain height under the drone (default; bounded by terrain_max_height)
 LANDSCAPE_DRONE_HEIGHT = 1  # the drone's own height (explains a logged 45.9 above the 40 bound)
 
+# How the terrain level shapes the terrain (level scaling NOT FOUND; logs: highest point found 45.9 at
+# level 1, 37.7-39.6 at levels 2-10, reference §3.3).
+TERRAIN_LEVELS_LOGGED = 0  # peaks ~40 m at every level (level 1 x1.18), hills narrower as the level rises
+TERRAIN_LEVELS_LINEAR = 1  # peaks 40 m x level / 10, same hills at every level (before issue 14)
+
+# Where the station gives seeds and recharges (NOT FOUND; logs: tasks 1, 4 and 5 record no recharge and
+# no drop at any level, and their returns are the statistic - 0.997 = 1995 seedless physics steps).
+STATION_WHERE_TASK_USES_IT = 0  # only in tasks whose weights pay a seed or station term (default)
+STATION_ALWAYS = 1  # in every task (a drone takes a seed on its first decision; before issue 14)
+#: Reward terms that need the station's seeds or its return (any non-zero weight switches it on).
+STATION_TERMS = (DROP_SEED, PICK_UP, RUNNING_BACK, DROP_SUCCESS, RETURN_FURTHEST)
+
 
 def _f(x: float):
     return struct.field(default_factory=lambda: jnp.float32(x))
@@ -108,12 +120,17 @@ class DroneParams:
     task: jax.Array = _i(TASK_MAIN)
     terrain_level: jax.Array = _i(1)
     task_weights: jax.Array = struct.field(default_factory=lambda: jnp.asarray(TASK_WEIGHTS, jnp.float32))
-    max_steps: jax.Array = _i(400)  # decisions: 2000 Unity steps / decision period 5 (inferred)
+    # decisions: HIVEX logs 399 in tasks 4 and 5 at every level for MaxStep 2000 and decision period 5
+    # (ML-Agents counts MaxStep / period - 1, as WFC's 4999 for 5000; reference §1.2, §3.3)
+    max_steps: jax.Array = _i(399)
 
     # --- world geometry (e_w = 200 and the height bound 40 from the paper; the rest designed)
     arena_half_extent: jax.Array = _f(200.0)
-    terrain_max_height: jax.Array = _f(40.0)  # amplitude at terrain level 10; level L gives 40 * L / 10
-    terrain_length_scale: jax.Array = _f(70.0)  # correlation length of the hills
+    terrain_max_height: jax.Array = _f(40.0)  # peak height (paper's bound 40); see terrain_level_mode
+    terrain_length_scale: jax.Array = _f(70.0)  # correlation length of the hills (at level 1)
+    terrain_level_mode: jax.Array = _i(TERRAIN_LEVELS_LOGGED)
+    terrain_level1_height_factor: jax.Array = _f(1.18)  # logged 45.9 / 38.94 (mean of levels 2-10)
+    terrain_level10_length_factor: jax.Array = _f(0.5)  # hills' length scale at level 10 / at level 1
     terrain_sharpness: jax.Array = _f(0.8)  # shape = 0.5 + 0.5 tanh(sharpness * N(0,1) field)
     water_level: jax.Array = _f(0.12)  # lakes where the terrain shape is below this (about 10 % of land)
     forest_length_scale: jax.Array = _f(60.0)  # the forest-noise layer that places forest patches
@@ -140,6 +157,7 @@ class DroneParams:
     recharge_per_decision: jax.Array = _f(0.05)  # at the station; 20 decisions from empty to full
     charge_radius: jax.Array = _f(7.5)  # d_charge [P]: recharge and seed pick-up within this of the station
     out_of_energy_ends_episode: jax.Array = _i(1)  # 0: the drone lands and idles until the time limit
+    station_mode: jax.Array = _i(STATION_WHERE_TASK_USES_IT)
     pick_up_requires_planting: jax.Array = _i(1)  # only the first seed and seeds after a valid drop pay
     spawn_holding_seed: jax.Array = _i(0)  # 0: drones take their first seed at the station
     spawn_ring_radius: jax.Array = _f(3.0)  # drones spawn on a ring this wide around the station point
@@ -196,6 +214,9 @@ PARAM_BOUNDS: dict[str, tuple[float | str, float | str]] = {
     "arena_half_extent": (50.0, 1000.0),
     "terrain_max_height": (0.0, 200.0),
     "terrain_length_scale": (5.0, 1000.0),  # > 0: a noise wavelength
+    "terrain_level_mode": (TERRAIN_LEVELS_LOGGED, TERRAIN_LEVELS_LINEAR),
+    "terrain_level1_height_factor": (0.0, 5.0),
+    "terrain_level10_length_factor": (0.05, 10.0),  # > 0: scales a wavelength
     "terrain_sharpness": (0.0, 10.0),
     "water_level": (0.0, 1.0),  # a terrain-shape threshold; the shape lies in [0, 1]
     "forest_length_scale": (5.0, 1000.0),
@@ -219,6 +240,7 @@ PARAM_BOUNDS: dict[str, tuple[float | str, float | str]] = {
     "recharge_per_decision": (0.0, 1.0),
     "charge_radius": (0.5, 100.0),
     "out_of_energy_ends_episode": (0, 1),
+    "station_mode": (STATION_WHERE_TASK_USES_IT, STATION_ALWAYS),
     "pick_up_requires_planting": (0, 1),
     "spawn_holding_seed": (0, 1),
     "spawn_ring_radius": (0.0, 50.0),

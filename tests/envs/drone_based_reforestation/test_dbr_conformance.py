@@ -42,7 +42,7 @@ def test_registered_default_stacks_the_vector():
     assert env.action_space(params).continuous_dims == 3 and env.action_space(params).discrete_branches == (
         2,
     )
-    assert int(params.max_steps) == 400
+    assert int(params.max_steps) == 399  # HIVEX logs 399 decisions in tasks 4 and 5 (reference §3.3)
     assert env.observation_layout()["energy"] == slice(19, 20)
 
 

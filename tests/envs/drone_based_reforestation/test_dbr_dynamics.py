@@ -40,12 +40,13 @@ def test_throttle_steer_climb_by_hand(env, fns, base_state, params):
         np.asarray(s3.position[:, 1] - s.position[:, 1]), lagged_sum(3.0, params), rtol=1e-4
     )
     # the ceiling and the ground clearance bound the height
-    high = flat_state(env, params, base_state, xz, height_above_ground=57.5)  # 59.5 m + 0.88 m climb > 60
+    ground = float(s.ground[0])
+    high = flat_state(env, params, base_state, xz, height_above_ground=59.5 - ground)  # + 0.88 m climb > 60
     _, s4, *_ = fns.step(KEY, high, action(env, climb=1.0), params)
     np.testing.assert_allclose(np.asarray(s4.position[:, 1]), 60.0)
     low = flat_state(env, params, base_state, xz, height_above_ground=1.2)
     _, s5, *_ = fns.step(KEY, low, action(env, climb=-1.0), params)
-    np.testing.assert_allclose(np.asarray(s5.position[:, 1]), 2.0 + 1.0, rtol=1e-6)  # ground 2 + 1 m
+    np.testing.assert_allclose(np.asarray(s5.position[:, 1]), ground + 1.0, rtol=1e-6)  # ground + 1 m
 
 
 def test_rising_ground_blocks_until_the_drone_climbs(env, fns, base_state, params):

@@ -1,5 +1,6 @@
-"""Whole-step behaviour on hand-made states over flat ground (terrain level 1: ground at 2 m, station
-point at 4 m, station at the origin): every reward term, seeds, the station, energy and endings."""
+"""Whole-step behaviour on hand-made states over flat ground (terrain level 1: ground at half the level's
+amplitude, station point 2 m above it, station at the origin): every reward term, seeds, the station,
+energy and endings."""
 
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ from hivex_jax.envs.drone_based_reforestation.params import (
     TASK_HIGHEST_POINT,
     TASK_HIGHEST_POTENTIAL,
     TASK_PICK_UP_SEED,
+    TERRAIN_LEVELS_LINEAR,
 )
 
 FOREST = ((100.0, 0.0, 20.0),)  # forest edge at x = 80 on the x axis
@@ -178,8 +180,15 @@ def test_group_up_task(env, fns, base_state, params):
 
 def test_highest_point_levels_and_switch(env, fns, base_state, params):
     task5 = env.variant_params(params, task=TASK_HIGHEST_POINT)
-    for level, ground in ((1, 2.0), (10, 20.0)):  # flat shape 0.5 x amplitude 40 * level / 10
-        p = env.variant_params(task5, level=level)
+    linear = task5.replace(terrain_level_mode=jnp.int32(TERRAIN_LEVELS_LINEAR))
+    cases = (
+        (task5, 1, 0.5 * 40 * 1.18),  # flat shape 0.5 x the default amplitude: 40 x 1.18 at level 1 ...
+        (task5, 10, 0.5 * 40),  # ... and 40 at levels 2-10
+        (linear, 1, 2.0),  # the linear switch: amplitude 40 x level / 10
+        (linear, 10, 20.0),
+    )
+    for base, level, ground in cases:
+        p = env.variant_params(base, level=level)
         s = flat_state(env, p, base_state, [[50.0, 0.0], [0.0, 50.0], [-50.0, 0.0]], height_above_ground=10)
         _, s1, _, _, _, info = run(fns, s, action(env), p)
         np.testing.assert_allclose(np.asarray(info["reward_terms"])[:, LANDSCAPE_DELTA], ground, rtol=1e-5)
@@ -222,18 +231,19 @@ def test_running_back_after_a_drop(env, fns, base_state, params):
     drop = float(info["raw_reward_terms"][0, DROP_SEED])
     quality = drop / 30.0
     y = float(s.position[0, 1])
-    start = np.floor(np.hypot(60.0, y - 4.0) / 2.5)
+    station_y = float(s.world.station[1])
+    start = np.floor(np.hypot(60.0, y - station_y) / 2.5)
     assert float(s1.run_back_start[0]) == start
     # teleport drone 0 closer (no seed now: it returns), step without moving
     s2 = s1.replace(position=s1.position.at[0].set(jnp.asarray([50.0, y, 0.0])))
     _, s3, _, _, _, info = run(fns, s2, action(env), params)
-    now = np.floor(np.hypot(50.0, y - 4.0) / 2.5)
+    now = np.floor(np.hypot(50.0, y - station_y) / 2.5)
     expected = 20 * quality * (start - now) / (start - 3)
     np.testing.assert_allclose(
         np.asarray(info["raw_reward_terms"])[:, RUNNING_BACK], [expected, 0, 0], rtol=1e-5
     )
     # at the station the return ends: the rest of the budget is paid and the run stops
-    s4 = s3.replace(position=s3.position.at[0].set(jnp.asarray([2.0, 4.0, 0.0])))
+    s4 = s3.replace(position=s3.position.at[0].set(jnp.asarray([2.0, station_y, 0.0])))
     _, s5, _, _, _, info = run(fns, s4, action(env), params)
     expected_rest = 20 * quality * (now - 3) / (start - 3)
     assert float(info["raw_reward_terms"][0, RUNNING_BACK]) == pytest.approx(expected_rest, rel=1e-5)
