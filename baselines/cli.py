@@ -32,6 +32,7 @@ import itertools  # noqa: E402
 import json  # noqa: E402
 import sys  # noqa: E402
 from pathlib import Path  # noqa: E402
+from typing import Any  # noqa: E402
 
 from baselines import checkpoint  # noqa: E402
 from baselines.config import (  # noqa: E402
@@ -48,6 +49,7 @@ from hivex_jax.core.errors import (  # noqa: E402
     check_writable_dir,
     one_line,
     reports_user_errors,
+    user_input,
     world_seeds,
 )
 
@@ -151,7 +153,7 @@ def train_main(argv: list[str]) -> int:
             raise UserError(f"{named} already holds a run; use --resume {named} or another name")
     validate_env(config)
     _compilation_cache()
-    from baselines.runner import run_training
+    from baselines.runner import NonFiniteError, run_training
 
     try:
         summary = run_training(
@@ -163,6 +165,9 @@ def train_main(argv: list[str]) -> int:
         )
     except FileExistsError as exc:  # another process took the name since the check above
         raise UserError(str(exc)) from exc
+    except NonFiniteError as exc:  # training diverged: not an input error, its own exit status
+        print(f"hivex train: {one_line(exc)}", file=sys.stderr)
+        return 3
     state = "finished" if summary["finished"] else f"stopped at update {summary['updates_done']}"
     target = summary.get("target", {})
     if target.get("reached"):
@@ -196,15 +201,31 @@ def evaluate_main(argv: list[str]) -> int:
     p.add_argument(
         "--out",
         default=None,
-        help="JSON output (default: RUN_DIR/eval_<worlds>.json; the plot goes next to it as .png)",
+        help="JSON output (default: RUN_DIR/eval_<worlds>.json, or eval_hivex.json; a plot goes next to it)",
+    )
+    p.add_argument(
+        "--protocol",
+        choices=("held-out", "hivex"),
+        default="held-out",
+        help="held-out: per-world episodes, greedy and stochastic, CIs over seeds (default); hivex: HIVEX's "
+        "test runs (one world after another from seed 6000, stochastic, mean of summary points, 3 runs)",
+    )
+    p.add_argument("--agent-steps", type=int, default=None, help="hivex protocol: agent steps per test run")
+    p.add_argument("--summary-freq", type=int, default=None, help="hivex protocol: agent steps per summary")
+    p.add_argument(
+        "--runs", type=int, default=None, help="hivex protocol: test runs (default: min(3, seeds))"
     )
     args = p.parse_args(argv)
-    check_positive(steps=args.steps)
+    check_positive(
+        steps=args.steps, agent_steps=args.agent_steps, summary_freq=args.summary_freq, runs=args.runs
+    )
     if args.worlds is not None:
         world_seeds(args.worlds, "--worlds")
     run_dir = Path(args.run_dir)
     config = _run_folder_config(run_dir, [])
     validate_env(config)
+    if args.protocol == "hivex":
+        return _evaluate_hivex(run_dir, config, args)
     tag = (args.worlds or "test").replace(":", "-").replace(",", "_")
     out = Path(args.out) if args.out else run_dir / f"eval_{tag}.json"
     if out.is_dir():
@@ -214,10 +235,42 @@ def evaluate_main(argv: list[str]) -> int:
     from baselines.runner import evaluate_run, format_results, plot_eval
 
     results = evaluate_run(run_dir, args.worlds, not args.no_baselines, args.steps)
+    results = {"protocol": "held-out", **results}
     out.write_text(json.dumps(results, indent=1))
     plot = plot_eval(out.with_suffix(".png"), results)
     print(format_results(results))
     print(f"wrote {out} and {plot}")
+    return 0
+
+
+def _evaluate_hivex(run_dir: Path, config: Any, args: Any) -> int:
+    """`hivex evaluate RUN --protocol hivex`: checks first, then HIVEX test runs (baselines.hivex_eval)."""
+    from hivex_jax.eval.hivex_protocol import hivex_test_run
+
+    if args.worlds is not None or args.steps is not None:
+        raise UserError(
+            "--worlds and --steps belong to the held-out protocol; the hivex protocol plays "
+            "worlds 6000, 6001, ... for --agent-steps agent steps"
+        )
+    with user_input():
+        hivex_test_run(config.env_id, args.agent_steps, args.runs, args.summary_freq)
+    if args.runs is not None and args.runs > config.num_seeds:
+        raise UserError(
+            f"--runs {args.runs}: the run has {config.num_seeds} training seed(s); run i tests seed i"
+        )
+    out = Path(args.out) if args.out else run_dir / "eval_hivex.json"
+    if out.is_dir():
+        raise UserError(f"--out {out} is a folder; give a file name like {out / 'eval_hivex.json'}")
+    check_writable_dir(out.parent, "output folder")
+    _compilation_cache()
+    from baselines.hivex_eval import evaluate_run_hivex, format_hivex_results
+
+    results = evaluate_run_hivex(
+        run_dir, args.agent_steps, args.runs, args.summary_freq, baselines=not args.no_baselines
+    )
+    out.write_text(json.dumps(results, indent=1))
+    print(format_hivex_results(results))
+    print(f"wrote {out}")
     return 0
 
 

@@ -93,6 +93,35 @@ def test_train_resume_evaluate_and_outputs(tmp_path, capsys):
     assert json.loads((straight / "eval_109-111.json").read_text())["worlds_in_train_pool"] == 1
     assert "2 worlds (1 of them in the train pool)" in capsys.readouterr().out
     assert len(other["policies"]["stochastic"]["per_world"][1]["return_per_seed"]) == 4
+    assert other["protocol"] == "held-out"
+
+    # HIVEX's protocol: run i = seed i, one world after another, windows of agent steps
+    hivex = ["--protocol", "hivex", "--agent-steps", "72", "--summary-freq", "36", "--runs", "2"]
+    assert evaluate_main([str(straight), *hivex]) == 0
+    h = json.loads((straight / "eval_hivex.json").read_text())
+    assert h["protocol"] == "hivex" and h["test_run"]["agent_steps"] == 72
+    assert set(h["policies"]) == {"stochastic", "scripted", "random"}
+    assert len(h["policies"]["stochastic"]["runs"]) == 2 and len(h["policies"]["scripted"]["runs"]) == 1
+    stochastic = h["policies"]["stochastic"]
+    assert stochastic["cell"] == pytest.approx(np.mean([r["mean"] for r in stochastic["runs"]]))
+    assert all(r["agent_steps"] == 72 and 1 <= len(r["summary_points"]) <= 2 for r in stochastic["runs"])
+    assert evaluate_main([str(straight), *hivex[:3]]) == 2  # the tiny env has no HIVEX budget: one-line error
+    assert (
+        evaluate_main(
+            [
+                str(straight),
+                "--protocol",
+                "hivex",
+                "--runs",
+                "5",
+                "--agent-steps",
+                "36",
+                "--summary-freq",
+                "36",
+            ]
+        )
+        == 2
+    )  # more runs than seeds
 
 
 @pytest.mark.timeout(300)

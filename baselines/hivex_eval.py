@@ -1,0 +1,93 @@
+"""`hivex evaluate RUN --protocol hivex`: a saved run scored the way HIVEX scored its policies.
+
+The protocol itself (windows of agent steps, one world after another from seed 6000, stochastic
+actions) lives in `hivex_jax.eval.hivex_protocol`; this module feeds it a run's trained policy (run i =
+training seed i, at most `runs` seeds) and the scripted and random baselines.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import jax
+
+from baselines import runner
+from hivex_jax.eval import rollout
+from hivex_jax.eval.hivex_protocol import evaluate_hivex_protocol, hivex_test_run
+
+
+def evaluate_run_hivex(
+    run_dir: str | Path,
+    agent_steps: int | None = None,
+    runs: int | None = None,
+    summary_freq: int | None = None,
+    baselines: bool = True,
+    progress: bool = True,
+) -> dict[str, Any]:
+    """HIVEX-protocol results of a saved run: `{"protocol": "hivex", "policies": {name: {...}}}`.
+
+    `runs` defaults to min(3, the run's seeds), as HIVEX tested 3 runs per cell. The scripted controller is
+    deterministic given the worlds, so it plays one run; random plays as many runs as the trained policy.
+    """
+    config, population, state = runner.load_run(run_dir)
+    train = population.train
+    env, env_params = train.env, train.env_params
+    runs = min(3, config.num_seeds) if runs is None else runs
+    if runs > config.num_seeds:
+        raise ValueError(f"runs={runs} but the run has {config.num_seeds} training seed(s)")
+    protocol = hivex_test_run(config.env_id, agent_steps=agent_steps, runs=runs, summary_freq=summary_freq)
+    params = jax.tree.map(lambda x: x[:runs], state.params)
+    policies: dict[str, Any] = {
+        "stochastic": evaluate_hivex_protocol(
+            env, env_params, runner.trained_policy(train, greedy=False), params, protocol, progress=progress
+        )
+    }
+    if baselines:
+        scripted = rollout.scripted_policy(env, env_params)
+        if scripted is not None:
+            one = hivex_test_run(
+                config.env_id, agent_steps=protocol.agent_steps, runs=1, summary_freq=protocol.summary_freq
+            )
+            policies["scripted"] = evaluate_hivex_protocol(
+                env, env_params, scripted, None, one, progress=progress
+            )
+        policies["random"] = evaluate_hivex_protocol(
+            env, env_params, rollout.random_policy(env), None, protocol, progress=progress
+        )
+    out: dict[str, Any] = {
+        "protocol": "hivex",
+        "protocol_description": (
+            "HIVEX (reference §1.4): per run, one world after another from the test seed, stochastic "
+            "actions, the mean of per-window mean agent returns (summary_freq agent steps); "
+            "cell = mean over runs"
+        ),
+        "test_run": policies["stochastic"]["test_run"],
+        "policies": policies,
+        "algo": config.algo,
+        "env_id": config.env_id,
+        "task": config.task,
+        "level": config.level,
+        "num_seeds": config.num_seeds,
+        "updates_done": int(jax.device_get(state.update)[0]),
+    }
+    if "scripted" in policies and policies["scripted"]["cell"]:
+        out["ratio_to_scripted"] = {
+            "stochastic": policies["stochastic"]["cell"] / policies["scripted"]["cell"]
+        }
+    return out
+
+
+def format_hivex_results(results: dict[str, Any]) -> str:
+    """A small table of the HIVEX-protocol cell value per policy and its per-run means."""
+    test_run = results["test_run"]
+    lines = [
+        f"HIVEX protocol: {results['env_id']} task {results['task']} level {results['level']}, "
+        f"{test_run['agent_steps']:,} agent steps per run, summary every {test_run['summary_freq']:,}, "
+        f"worlds from {test_run['test_seed']}",
+        f"{'policy':12s} {'cell':>10s} {'episode len':>12s}  per-run means",
+    ]
+    for name, res in results["policies"].items():
+        per_run = ", ".join(f"{r['mean']:.1f}" for r in res["runs"])
+        lines.append(f"{name:12s} {res['cell']:10.1f} {res['episode_length']:12.1f}  {per_run}")
+    return "\n".join(lines)
