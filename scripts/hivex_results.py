@@ -439,11 +439,17 @@ def _fmt(value: float | None, digits: int | None = None) -> str:
     return f"{value:.{digits}f}"
 
 
+def _pub(value: float) -> str:
+    """A published value as the reference prints it (up to trailing zeros)."""
+    return repr(float(value))
+
+
 def _ci(summary: dict[str, Any]) -> str:
-    """ "mean ± CI" of a held-out summary (no ± for a policy run once)."""
+    """The held-out "mean ± CI", both to the mean's decimals (no ± for a policy run once)."""
+    digits = 1 if abs(summary["mean"]) >= 10 else 3
     if summary.get("num_seeds", 1) > 1:
-        return f"{_fmt(summary['mean'])} ± {_fmt(summary['ci95'])}"
-    return _fmt(summary["mean"])
+        return f"{_fmt(summary['mean'], digits)} ± {_fmt(summary['ci95'], digits)}"
+    return _fmt(summary["mean"], digits)
 
 
 def _policy_value(result: dict[str, Any] | None, protocol: str, policy: str) -> float | None:
@@ -639,8 +645,8 @@ def env_section(env_id: str, results: dict[Cell, dict[str, Any]]) -> list[str]:
             greedy = _ci(held["policies"]["greedy"]["summary"]) if held else "—"
             stochastic = _ci(held["policies"]["stochastic"]["summary"]) if held else "—"
             out.append(
-                f"| {task} {env['task_names'][task]} | {_level_label(env_id, level)} | {_fmt(row[level])} "
-                f"| {_fmt(best['rows'][task][level])} | {_fmt(_policy_value(result, 'hivex', 'stochastic'))} "
+                f"| {task} {env['task_names'][task]} | {_level_label(env_id, level)} | {_pub(row[level])} "
+                f"| {_pub(best['rows'][task][level])} | {_fmt(_policy_value(result, 'hivex', 'stochastic'))} "
                 f"| {greedy} | {stochastic} | {_both(result, 'scripted')} | {_both(result, 'random')} "
                 f"| {_comparable(env_id, result)} |"
             )
@@ -661,7 +667,7 @@ def env_section(env_id: str, results: dict[Cell, dict[str, Any]]) -> list[str]:
     if per_run:
         cell = Cell(env_id, int(per_run["cell"]["task"]), int(per_run["cell"]["level"]))
         runs = ", ".join(
-            _fmt(v["test mean (all summaries)"]) for k, v in per_run["rows"].items() if k != "mean"
+            _pub(v["test mean (all summaries)"]) for k, v in per_run["rows"].items() if k != "mean"
         )
         hivex = (mine.get(cell) or {}).get("hivex")
         ours = (
@@ -715,7 +721,7 @@ def _stat_section(env_id: str, env: dict[str, Any], mine: dict[Cell, dict[str, A
             for level in levels:
                 cell = Cell(env_id, int(task), None if level == NO_LEVEL else int(level))
                 value = _stat_value(mine.get(cell), key)
-                cells.append(_fmt(row[level]) + ("" if value is None else f" / {_fmt(value)}"))
+                cells.append(_pub(row[level]) + ("" if value is None else f" / {_fmt(value)}"))
             out.append(f"| {task} {env['task_names'][task]} | " + " | ".join(cells) + " |")
         out.append("")
     return out
@@ -733,45 +739,46 @@ def _ranges(values: list[int]) -> str:
     return ", ".join(parts)
 
 
+def _group(cells: list[Cell], with_env: bool = True) -> str:
+    """Cells grouped by env and task: "WindFarmControl-v0 task 0 patterns 3–8; ..."."""
+    groups: dict[tuple[str, int], list[int | None]] = {}
+    for cell in cells:
+        groups.setdefault((cell.env_id, cell.task), []).append(cell.level)
+    parts = []
+    for (env_id, task), levels in groups.items():
+        text = (f"{env_id} " if with_env else "") + f"task {task}"
+        if levels != [None]:
+            word = ENVS[env_id].level_name + ("s" if len(levels) > 1 else "")
+            text += f" {word} {_ranges(sorted(lv for lv in levels if lv is not None))}"
+        parts.append(text)
+    return "; ".join(parts)
+
+
 def not_run_lines(results: dict[Cell, dict[str, Any]]) -> list[str]:
-    """The cells not run: default cells missing a result first, then every other published cell by env
-    and task (a cell counts as run when both eval.json and eval_hivex.json exist)."""
+    """The cells not run: default cells missing a result first, then every published cell not run, by env
+    (a cell counts as run when both eval.json and eval_hivex.json exist)."""
     complete = {c for c, r in results.items() if r.get("held_out") and r.get("hivex")}
-    lines = []
-    missing_default = [c for c in default_cells() if c not in complete]
-    if missing_default:
-        lines.append(
-            "- of the default cells (`run` without `--cells`): "
-            + "; ".join(
-                f"{c.label()}"
-                + (" (held-out only)" if (results.get(c) or {}).get("held_out") else "")
-                + (
-                    " (HIVEX protocol only)"
-                    if (results.get(c) or {}).get("hivex") and not (results.get(c) or {}).get("held_out")
-                    else ""
-                )
-                for c in missing_default
-            )
-        )
+    missing = [c for c in default_cells() if c not in complete]
+    if missing:
+        line = "- of the default cells (`run` without `--cells`): " + _group(missing)
+        partial = [
+            f"{c.label()} has {'eval.json' if results[c].get('held_out') else 'eval_hivex.json'} only"
+            for c in missing
+            if c in results
+        ]
+        lines = [line + (f" ({'; '.join(partial)})" if partial else "")]
     else:
-        lines.append("- every default cell has been run")
-    for env_id, info in ENVS.items():
-        env = load_published()["envs"][env_id]
-        parts = []
-        for task in env["task_names"]:
-            levels = [
-                lv
-                for lv in env["levels"]
-                if Cell(env_id, int(task), None if lv == NO_LEVEL else int(lv)) not in complete
-            ]
-            if not levels:
-                continue
-            if levels == [NO_LEVEL]:
-                parts.append(f"task {task}")
-            else:
-                word = info.level_name + ("s" if len(levels) > 1 else "")
-                parts.append(f"task {task} {word} {_ranges([int(lv) for lv in levels])}")
-        lines.append(f"- {env_id}: " + ("; ".join(parts) if parts else "all run"))
+        lines = ["- every default cell has been run"]
+    published = load_published()["envs"]
+    for env_id in ENVS:
+        env = published[env_id]
+        cells = [
+            Cell(env_id, int(task), None if lv == NO_LEVEL else int(lv))
+            for task in env["task_names"]
+            for lv in env["levels"]
+        ]
+        left = [c for c in cells if c not in complete]
+        lines.append(f"- {env_id}: " + (_group(left, with_env=False) if left else "all run"))
     return lines
 
 

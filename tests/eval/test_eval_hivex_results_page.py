@@ -130,12 +130,12 @@ def test_results_table_rows(hr, results_folder):
     assert not_run[2] == "4594.0" and not_run[4:9] == ["—", "—", "—", "— / —", "— / —"]
     assert not_run[9] == "not run"
     wrm = _row(page, "| 0 Distribute Resources (main) | 1 |")
-    assert wrm[2] == "92.7" and wrm[4] == "—" and wrm[5] == "140.0 ± 10.0"
+    assert wrm[2] == "92.7" and wrm[3] == "93.92" and wrm[4] == "—" and wrm[5] == "140.0 ± 10.0"
     assert "no HIVEX-protocol run" in wrm[9]
     # every published cell has a row: 2 WFC tasks x 9 patterns, OPC's 4 tasks with no level
     wfc_table = page.split("## Wind Farm Control")[1].split("### Logged statistics")[0]
     assert sum(line.startswith("| 1 Avoid Damage |") for line in wfc_table.splitlines()) == 9
-    assert _row(page, "| 3 Avoid Plastic | — |")[2] == "-2.430"
+    assert _row(page, "| 3 Avoid Plastic | — |")[2] == "-2.43"
     # HIVEX's per-run test means beside ours for the one cell it published them for
     assert (
         "4600.1, 4606.1, 4611.6; ours under the HIVEX protocol (run i = training seed i): 4490.0, 4500.0"
@@ -145,9 +145,12 @@ def test_results_table_rows(hr, results_folder):
 
 def test_not_run_list(hr, results_folder):
     lines = hr.not_run_lines(hr.load_results(results_folder))
-    default = lines[0]
-    assert f"{WFC} task 0 pattern 3" in default and f"{WFC} task 0 pattern 0;" not in default
-    assert f"{WRM} task 0 level 1 (held-out only)" in default  # no HIVEX-protocol result: not complete
+    assert lines[0] == (
+        "- of the default cells (`run` without `--cells`): "
+        f"{WFC} task 0 patterns 3–8; {WRM} task 0 levels 1–10; "
+        "DroneBasedReforestation-v0 task 0 level 1; OceanPlasticCollection-v0 task 0; "
+        f"AerialWildfireSuppression-v0 task 0 level 1 ({WRM} task 0 level 1 has eval.json only)"
+    )
     assert f"- {WFC}: task 0 patterns 3–8; task 1 patterns 0–8" in lines
     assert f"- {WRM}: task 0 levels 1–10; task 1 levels 1–10; task 2 levels 1–10" in lines
     assert f"- {OPC}: task 0; task 1; task 2; task 3" in lines
