@@ -77,7 +77,12 @@ def clamp_params(params: Any, bounds: Mapping[str, tuple[float, float]]) -> Any:
     """`params` with every bounded field clipped into [lo, hi] elementwise (NaN -> lo); traceable."""
     changes = {}
     for name, (lo, hi) in bounds.items():
-        x = jnp.asarray(getattr(params, name))
+        value = getattr(params, name)
+        if not isinstance(value, jax.core.Tracer) and bound_violation(name, value, lo, hi, "") is None:
+            # A concrete value inside its bounds stays the very same constant: a clip in the graph
+            # would let XLA fold the constants differently (last-bit changes in WFC rollouts).
+            continue
+        x = jnp.asarray(value)
         lo_a, hi_a = _cast_bound(lo, x.dtype), _cast_bound(hi, x.dtype)
         clipped = jnp.clip(x, lo_a, hi_a)
         if jnp.issubdtype(x.dtype, jnp.floating):

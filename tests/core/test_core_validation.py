@@ -115,8 +115,11 @@ def test_defaults_lie_inside_their_bounds_and_clamping_leaves_them_bit_identical
     for t in env.task_ids:  # every task's defaults too
         env.validate_params(env.variant_params(params, task=t))
     clamped = env.clamp_params(params)
+    for name in env.param_bounds:  # concrete values inside their bounds: the very same constants
+        assert getattr(clamped, name) is getattr(params, name), name
+    traced = jax.jit(env.clamp_params)(params)  # traced: a clip that returns the same bits
     for name in env.param_bounds:
-        a, b = np.asarray(getattr(params, name)), np.asarray(getattr(clamped, name))
+        a, b = np.asarray(getattr(params, name)), np.asarray(getattr(traced, name))
         assert a.dtype == b.dtype and a.tobytes() == b.tobytes(), name
 
 
