@@ -174,9 +174,9 @@ class DroneParams:
     # --- energy rewards (eq. 32-33) [P]; contradiction 6: the appendix values are used
     energy_penalty_no_seed: jax.Array = _f(1.0 / 2000.0)
     energy_penalty_holding_seed: jax.Array = _f(1.0 / 1000.0)
-    energy_penalty_per_substep: jax.Array = _i(
-        1
-    )  # 1: charged per physics step (task 4/5 logs), 0: per decision
+    # 1: per physics step (the paper: "at each time step", episode length 2000; HIVEX's task-4/5 returns are
+    # the statistic - 0.997 = 1995 steps x 1/2000), 0: per decision
+    energy_penalty_per_substep: jax.Array = _i(1)
     # --- Incremental Running Back (eq. 35-38) [P]; budget r_p inferred from the README (20)
     running_back_increment: jax.Array = _f(2.5)
     running_back_budget: jax.Array = _f(20.0)
