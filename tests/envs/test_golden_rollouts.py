@@ -1,0 +1,35 @@
+"""Every env replays its recorded fixed-key rollouts (`scripts/golden_rollouts.py`): behaviour does not
+change by accident. A deliberate change re-records with `python scripts/golden_rollouts.py --write`."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import hivex_jax
+
+ROOT = Path(__file__).resolve().parents[2]
+_spec = importlib.util.spec_from_file_location("golden_rollouts", ROOT / "scripts" / "golden_rollouts.py")
+golden = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(golden)
+RECORDED = json.loads(golden.GOLDEN.read_text())
+
+
+def test_every_registered_env_is_recorded():
+    assert set(hivex_jax.registered_envs()) <= set(RECORDED)
+
+
+@pytest.mark.parametrize("env_id", sorted(RECORDED))
+def test_rollouts_match_the_recording(env_id):
+    now = golden.fingerprint(env_id)
+    then = RECORDED[env_id]
+    assert now["variants"] == then["variants"]
+    for name in ("reward", "obs_mean", "terminated"):
+        # float32 sums of the same program: equal on one machine; a small tolerance for other CPUs / XLA
+        np.testing.assert_allclose(
+            np.asarray(now[name]), np.asarray(then[name]), rtol=1e-4, atol=1e-5, err_msg=f"{env_id} {name}"
+        )
