@@ -782,6 +782,17 @@ def not_run_lines(results: dict[Cell, dict[str, Any]]) -> list[str]:
     return lines
 
 
+def _count_published() -> int:
+    """How many (env, task, level) cells HIVEX published a test mean for."""
+    envs = load_published()["envs"]
+    return sum(len(published_table(e, "test_mean")["rows"]) * len(envs[e]["levels"]) for e in envs)
+
+
+def _count_complete(results: dict[Cell, dict[str, Any]]) -> int:
+    """How many cells have both eval.json and eval_hivex.json."""
+    return sum(1 for r in results.values() if r.get("held_out") and r.get("hivex"))
+
+
 def render_page(results: dict[Cell, dict[str, Any]], command: str) -> str:
     """The whole page as markdown."""
     out = [
@@ -817,6 +828,9 @@ def render_page(results: dict[Cell, dict[str, Any]], command: str) -> str:
         "policy).",
         "",
         "## Cells not run",
+        "",
+        f"{_count_complete(results)} of {_count_published()} published cells have both our results "
+        "(held-out and HIVEX protocol).",
         "",
         *not_run_lines(results),
         "",

@@ -114,6 +114,8 @@ def test_results_table_rows(hr, results_folder):
     assert set(results) == {hr.Cell(WFC, 0, p) for p in range(3)} | {hr.Cell(WRM, 0, 1)}
     page = hr.render_page(results, "python scripts/hivex_results.py page --out-dir X")
     assert "python scripts/hivex_results.py page --out-dir X" in page
+    # 2 x 9 WFC + 3 x 10 WRM + 7 x 10 DBR + 4 OPC + 9 x 10 AWS published cells; 3 WFC cells complete
+    assert "3 of 212 published cells have both our results" in page
     row = _row(page, "| 0 Generate Energy (main) | 0 |")
     # task, pattern, HIVEX test mean, best run, ours HIVEX protocol, greedy, stochastic, scripted, random, why
     assert row[2:9] == [
