@@ -17,7 +17,7 @@ from flax import struct
 
 import hivex_jax
 from baselines.config import PPOConfig
-from hivex_jax.wrappers import EpisodeStatistics, PregeneratedWorldPool, WorldPool
+from hivex_jax.wrappers import AutoReset, EpisodeStatistics, PregeneratedWorldPool, WorldPool
 
 
 # ------------------------------------------------------------------------------------------ state
@@ -64,31 +64,31 @@ def make_env(config: PPOConfig) -> tuple[Any, Any]:
 
 
 class TrainingEnv:
-    """`EpisodeStatistics(WorldPool(env, train_worlds))` with a same-step auto-reset that also hands
-    back the pre-reset state, so MAPPO can bootstrap from the final *global* state on truncation
-    (`hivex_jax.wrappers.AutoReset` exposes only the final observation)."""
+    """`EpisodeStatistics(AutoReset(WorldPool(env, train_worlds), final_obs=True, final_state=True))`:
+    the trainer's env stack on `hivex_jax.wrappers`' one auto-reset, which also hands back the pre-reset
+    observation and state, so IPPO/MAPPO bootstrap from the final (global) state on truncation."""
 
     def __init__(self, env: Any, worlds: str, params: Any = None, pregenerate: bool = False):
         self.env = env
         # Same episodes either way (a world's reset is a pure function of its seed and params); the
-        # pregenerated pool makes the every-step auto-reset a gather instead of a world generation.
+        # pregenerated pool makes an auto-reset a gather instead of a world generation.
         self.pool = PregeneratedWorldPool(env, worlds, params) if pregenerate else WorldPool(env, worlds)
-        self.stats = EpisodeStatistics(self.pool)
+        self.stats = EpisodeStatistics(AutoReset(self.pool, final_obs=True, final_state=True))
 
     def reset(self, key: jax.Array, params: Any) -> tuple[dict, Any]:
         return self.stats.reset(key, params)
 
     def step(self, key: jax.Array, state: Any, action: dict, params: Any):
         """`(obs, state, reward, terminated, truncated, info, final_obs, final_state)` for one env;
-        obs/state are the next episode's when `info["done"]`."""
-        key_step, key_reset = jax.random.split(key)
-        obs, state, reward, terminated, truncated, info = self.stats.step(key_step, state, action, params)
-        final_obs, final_state = obs, state
-        done = info["done"]
-        reset_obs, reset_inner = self.pool.reset(key_reset, params)
-        pick = lambda new, old: jax.tree.map(lambda x, y: jnp.where(done, x, y), new, old)  # noqa: E731
-        obs = pick(reset_obs, obs)
-        state = state.replace(env_state=pick(reset_inner, state.env_state))
+        obs/state are the next episode's when `info["done"]`. Under `vmap` (envs, seeds) worlds are
+        generated only on steps where some episode of the batch ended (`wrappers.reset_where`)."""
+        return self._with_final(*self.stats.step(key, state, action, params))
+
+    @staticmethod
+    def _with_final(obs: Any, state: Any, reward: Any, terminated: Any, truncated: Any, info: dict):
+        info = dict(info)
+        final_obs = info.pop("final_obs")
+        final_state = state.replace(env_state=info.pop("final_state"))  # the statistics wrap it as before
         return obs, state, reward, terminated, truncated, info, final_obs, final_state
 
     def global_state(self, state: Any, params: Any) -> jax.Array:

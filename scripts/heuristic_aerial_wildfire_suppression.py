@@ -90,7 +90,7 @@ def picture(path: str, steps: int = 400) -> None:
 
 def speed(batch: int, steps: int = 32) -> None:
     """Random-action env-steps/s of the bare step, AutoReset and SameWorldAutoReset (cameras consumed)."""
-    from hivex_jax.envs.aerial_wildfire_suppression import SameWorldAutoReset
+    from hivex_jax.wrappers import SameWorldAutoReset
     from hivex_jax.wrappers import AutoReset
 
     env, params = hivex_jax.make("AerialWildfireSuppression-v0")

@@ -13,6 +13,8 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
+from hivex_jax.core.seeding import world_key  # noqa: F401  (its old home: `core.registry.world_key`)
+
 _ID_PATTERN = re.compile(r"^[A-Za-z][A-Za-z0-9]*-v\d+$")
 
 
@@ -100,14 +102,6 @@ def make(id: str, **overrides: Any) -> tuple[Any, Any]:
         params = params.replace(**cast)
         env.validate_params(params)  # every field inside its documented bounds (hivex_jax.core.bounds)
     return env, params
-
-
-def world_key(seed: int | jax.Array) -> jax.Array:
-    """The PRNG key of world `seed`: the same integer gives the same world on every machine and batch.
-
-    Works with a traced integer too (used by `WorldPool`).
-    """
-    return jax.random.PRNGKey(jnp.asarray(seed, jnp.uint32))
 
 
 def stack_params(params_list: list[Any]) -> Any:

@@ -16,8 +16,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from hivex_jax.core.registry import world_key
-from hivex_jax.wrappers.world_pool import seed_range
+from hivex_jax.core.seeding import rollout_key, rollout_step_keys, seed_range, world_key
 
 Policy = Callable[[Any, jax.Array, dict, Any], dict]
 
@@ -27,7 +26,7 @@ def _episode(env: Any, env_params: Any, policy: Policy, num_steps: int):
 
     def run(policy_params: Any, world_seed: jax.Array, key: jax.Array) -> dict[str, jax.Array]:
         obs, state = env.reset(world_key(world_seed), env_params)
-        key = jax.random.fold_in(key, world_seed)
+        key = rollout_key(key, world_seed)
         a = env.num_agents
         zero_info = jax.eval_shape(lambda: env.step(key, state, env.action_space().noop(), env_params)[5])
         totals = {
@@ -40,7 +39,7 @@ def _episode(env: Any, env_params: Any, policy: Policy, num_steps: int):
 
         def body(carry, t):
             obs, state, totals, finished = carry
-            k_act, k_env = jax.random.split(jax.random.fold_in(key, t))
+            k_act, k_env = rollout_step_keys(key, t)
             action = policy(policy_params, k_act, obs, state)
             obs, state, reward, _, _, info = env.step(k_env, state, action, env_params)
             live = (~finished).astype(jnp.float32)  # count each episode once, then stop

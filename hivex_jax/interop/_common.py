@@ -18,6 +18,13 @@ import jax.numpy as jnp
 import numpy as np
 
 from hivex_jax.core import spaces
+from hivex_jax.core.seeding import (
+    adapter_episode_key,
+    adapter_next_world_seed,
+    adapter_step_key,
+    seed_from_key,
+    world_key,
+)
 
 #: the extra that installs the adapters' libraries (pyproject.toml)
 INSTALL_HINT = "pip install 'hivex-jax[interop]'"
@@ -290,32 +297,14 @@ def agent_info(info: Mapping[str, Any], reward_term_names: tuple[str, ...]) -> d
     return out
 
 
-def world_seed_from_key(key: jax.Array) -> jax.Array:
-    """A fresh world seed (u32) drawn from `key`: auto-reset worlds stay named worlds."""
-    return jax.random.bits(key, (), jnp.uint32)
-
-
 # ------------------------------------------------------------------------------- keys
-# Every adapter derives its keys from the integer world seed the same way, so world `s` driven by the
-# same actions gives the same trajectory through PettingZoo, Gymnasium and the vector view.
-_NEXT_WORLD = 2**31 - 1  # fold_in index of the key that draws the next world (steps never reach it)
-
-
-def episode_key(world_seed: Any) -> jax.Array:
-    """The key of an episode in world `world_seed`; step `t` uses `fold_in(episode_key, t)`."""
-    from hivex_jax.core.registry import world_key
-
-    return jax.random.fold_in(world_key(world_seed), 1)
-
-
-def step_key(ep_key: jax.Array, step: jax.Array) -> jax.Array:
-    """The key of the decision taken at episode step `step` (0-based)."""
-    return jax.random.fold_in(ep_key, jnp.asarray(step, jnp.uint32))
-
-
-def next_world_seed(ep_key: jax.Array) -> jax.Array:
-    """The world seed an auto-reset draws after the episode of `ep_key` (u32)."""
-    return world_seed_from_key(jax.random.fold_in(ep_key, _NEXT_WORLD))
+# Every adapter derives its keys from the integer world seed the same way (`hivex_jax.core.seeding`),
+# so world `s` driven by the same actions gives the same trajectory through PettingZoo, Gymnasium and
+# the vector view. The short names below are the adapters' (and their tests') old names for them.
+world_seed_from_key = seed_from_key
+episode_key = adapter_episode_key
+step_key = adapter_step_key
+next_world_seed = adapter_next_world_seed
 
 
 def inner_state(state: Any) -> Any:
@@ -357,11 +346,9 @@ class HostSession:
 
     def reset(self, world_seed: int) -> dict[str, np.ndarray]:
         """Start an episode in world `world_seed`; returns the native obs as NumPy (`[A, ...]`)."""
-        from hivex_jax.core.registry import world_key
-
         self.world_seed = int(world_seed) % 2**32
         obs, self.state = self.fns["reset"](world_key(self.world_seed), self.params)
-        self._episode_key = episode_key(self.world_seed)
+        self._episode_key = adapter_episode_key(self.world_seed)
         self._t = 0
         return {k: np.array(v) for k, v in obs.items()}
 
@@ -369,7 +356,7 @@ class HostSession:
         """One decision: `(obs, reward, terminated, truncated, per-agent info, done)` as NumPy."""
         if self.state is None:
             raise RuntimeError("call reset() before step()")
-        key = step_key(self._episode_key, self._t)
+        key = adapter_step_key(self._episode_key, self._t)
         obs, self.state, reward, term, trunc, info = self.fns["step"](
             key, self.state, native_action, self.params
         )

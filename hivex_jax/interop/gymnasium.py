@@ -34,7 +34,7 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
-from hivex_jax.core.registry import world_key
+from hivex_jax.core.seeding import adapter_episode_key, adapter_next_world_seed, adapter_step_key, world_key
 from hivex_jax.interop._common import (
     ActionLayout,
     HostSession,
@@ -42,17 +42,15 @@ from hivex_jax.interop._common import (
     agent_info_at,
     compiled,
     env_id,
-    episode_key,
     gymnasium_obs_space,
     index_obs,
     inner_state,
-    next_world_seed,
     params_batch_axis,
     require,
     resolve,
     split_obs,
-    step_key,
 )
+from hivex_jax.wrappers.autoreset import reset_where, select_where
 
 gym = require("gymnasium")
 from gymnasium.vector import AutoresetMode  # noqa: E402  (after the clear-error import above)
@@ -139,16 +137,6 @@ _MODES = {
 }
 
 
-def _select(mask: jax.Array, a: Any, b: Any) -> Any:
-    """`where(mask, a, b)` leaf by leaf; `mask` is [W] and broadcasts over trailing axes."""
-
-    def pick(x, y):
-        m = mask.reshape(mask.shape + (1,) * (x.ndim - mask.ndim))
-        return jnp.where(m, x, y)
-
-    return jax.tree.map(pick, a, b)
-
-
 def _zeros_like_shapes(shapes: Any) -> Any:
     """Zero arrays (and zero PRNG keys) with the given shapes: a placeholder state."""
 
@@ -177,15 +165,16 @@ def _vector_functions(env: Any, params_axis: int | None, mode: AutoresetMode) ->
         return jnp.broadcast_to(x[:, None], (x.shape[0], a))
 
     def step_world(seed, state, action, params):
-        ep_key = episode_key(seed)
-        key = step_key(ep_key, inner_state(state).step)
+        ep_key = adapter_episode_key(seed)
+        key = adapter_step_key(ep_key, inner_state(state).step)
         was_alive = inner_state(state).alive
         obs, state, reward, term, trunc, info = env.step(key, state, action, params)
         done = info["done"]
         # A sub-environment's episode is its agent's life, then a waiting episode until the world ends.
         sub_term = (term & was_alive) | (done & ~was_alive)
         sub_trunc = trunc & was_alive
-        return obs, state, reward, sub_term, sub_trunc, agent_info(info, names), done, next_world_seed(ep_key)
+        info = agent_info(info, names)
+        return obs, state, reward, sub_term, sub_trunc, info, done, adapter_next_world_seed(ep_key)
 
     step_worlds = jax.vmap(step_world, in_axes=(0, 0, 0, params_axis))
 
@@ -198,17 +187,13 @@ def _vector_functions(env: Any, params_axis: int | None, mode: AutoresetMode) ->
         need = ~stepped if mode == AutoresetMode.NEXT_STEP else ~stepped | done
         seed = jnp.where(force, reset_seeds, new_seed)
         # World generation runs only on calls where some world actually resets.
-        reset_obs, reset_state = jax.lax.cond(
-            jnp.any(need), lambda: reset_worlds(seed, params), lambda: (obs, state)
-        )
-        out_obs = _select(need, reset_obs, obs)
-        out_state = _select(need, reset_state, state)
+        out_obs, out_state = reset_where(need, reset_worlds, (seed, params), (obs, state))
         seeds = jnp.where(need, seed, vstate.world_seed)
         reward = jnp.where(stepped[:, None], reward, 0.0)
         term = term & stepped[:, None]
         trunc = trunc & stepped[:, None]
         # a reset step reports nothing of the discarded step (no agent acted)
-        info = jax.tree.map(lambda x: _select(stepped, x, jnp.zeros_like(x)), info)
+        info = jax.tree.map(lambda x: select_where(stepped, x, jnp.zeros_like(x)), info)
         if mode == AutoresetMode.NEXT_STEP:
             step_mask = per_agent(stepped)
             reset_next = done & stepped

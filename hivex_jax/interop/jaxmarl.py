@@ -10,8 +10,10 @@ obs, state, rewards, dones, infos = env.step(key, state, actions)  # dones["__al
 ```
 Everything is pure and jittable, so JaxMARL's wrappers and PureJaxRL-style baselines (IPPO, MAPPO with
 `world_state=True`) run unmodified under `jit`/`vmap`. `step` auto-resets when `dones["__all__"]`, as
-JaxMARL's base class does. Every `infos` leaf has shape `[num_agents]` (JaxMARL's baselines reshape
-them to actors): `active`, `terminated`, `truncated`, `reward_terms/<name>`, `stats/<name>`.
+JaxMARL's base class does (through `hivex_jax.wrappers.reset_where`: a vmapped batch generates
+worlds only on steps where one of them is done). Every `infos` leaf has shape `[num_agents]`
+(JaxMARL's baselines reshape them to actors): `active`, `terminated`, `truncated`,
+`reward_terms/<name>`, `stats/<name>`.
 
 The `EnvParams` travel in the state, so one compiled step serves a vmapped batch that mixes tasks and
 levels: `jax.vmap(env.reset)(keys, batched_params)` (auto-resets keep each world's params).
@@ -36,6 +38,7 @@ from hivex_jax.interop._common import (
     require,
     resolve,
 )
+from hivex_jax.wrappers.autoreset import reset_where
 
 _mae = require("jaxmarl.environments.multi_agent_env", extra="dev")
 _spaces = require("jaxmarl.environments.spaces", extra="dev")
@@ -184,15 +187,17 @@ class HivexJaxMARLEnv(_mae.MultiAgentEnv):
         """JaxMARL's step with auto-reset; a reset keeps the world's params (mixed-task batches)."""
         key, key_reset = jax.random.split(key)
         obs_st, states_st, rewards, dones, infos = self.step_env(key, state, actions)
+        # hivex_jax's one auto-reset select: under vmap, worlds are generated only when one is done
         if reset_state is None:
-            obs_re, states_re = self.reset(key_reset, state.params)
+            reset, reset_args = self.reset, (key_reset, state.params)
         else:
-            states_re = reset_state
-            obs_re = self.get_obs(states_re)
-        select = lambda x, y: jax.lax.select(dones["__all__"], x, y)  # noqa: E731
-        states = jax.tree.map(select, states_re, states_st)
-        obs = jax.tree.map(select, obs_re, obs_st)
+            reset, reset_args = self._given_reset, (reset_state,)
+        obs, states = reset_where(dones["__all__"], reset, reset_args, (obs_st, states_st))
         return obs, states, rewards, dones, infos
+
+    def _given_reset(self, reset_state: HivexJaxMARLState) -> tuple[dict[str, Any], HivexJaxMARLState]:
+        """`(obs, state)` of a caller's `reset_state` (JaxMARL's `step(..., reset_state)`)."""
+        return self.get_obs(reset_state), reset_state
 
     def step_env(
         self, key: jax.Array, state: HivexJaxMARLState, actions: dict[str, Any]

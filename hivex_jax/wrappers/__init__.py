@@ -1,6 +1,6 @@
 """Wrappers: auto-reset, episode statistics, frame stacking, world-seed pools."""
 
-from hivex_jax.wrappers.autoreset import AutoReset
+from hivex_jax.wrappers.autoreset import AutoReset, SameWorldAutoReset, reset_where, select_where
 from hivex_jax.wrappers.base import WrappedState, Wrapper
 from hivex_jax.wrappers.episode_stats import EpisodeStatistics
 from hivex_jax.wrappers.frame_stack import FrameStack
@@ -11,8 +11,11 @@ __all__ = [
     "EpisodeStatistics",
     "FrameStack",
     "PregeneratedWorldPool",
+    "SameWorldAutoReset",
     "WorldPool",
     "Wrapper",
     "WrappedState",
+    "reset_where",
     "seed_range",
+    "select_where",
 ]

@@ -9,20 +9,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from hivex_jax.core.registry import world_key
+from hivex_jax.core.seeding import seed_range, world_key, world_pool_seeds
 from hivex_jax.wrappers.base import Wrapper
 
-
-def seed_range(spec: str | Sequence[int]) -> np.ndarray:
-    """World seeds from "6000:6100" (half-open range), "1,5,9" or a sequence of ints."""
-    if isinstance(spec, str):
-        if ":" in spec:
-            lo, hi = (int(s) for s in spec.split(":"))
-            if hi <= lo:
-                raise ValueError(f"empty world range {spec!r}")
-            return np.arange(lo, hi, dtype=np.int64)
-        return np.asarray([int(s) for s in spec.split(",") if s.strip()], np.int64)
-    return np.asarray(list(spec), np.int64)
+# `seed_range` lives in hivex_jax.core.seeding; this was its old home, so it stays importable here.
+__all__ = ["PregeneratedWorldPool", "WorldPool", "seed_range"]
 
 
 class WorldPool(Wrapper):
@@ -34,11 +25,7 @@ class WorldPool(Wrapper):
 
     def __init__(self, env: Any, seeds: Sequence[int] | str):
         super().__init__(env)
-        seeds = seed_range(seeds)
-        if seeds.size == 0:
-            raise ValueError("WorldPool needs at least one world seed")
-        if seeds.min() < 0 or seeds.max() >= 2**32:
-            raise ValueError("world seeds must be in [0, 2**32)")
+        seeds = world_pool_seeds(seeds, "WorldPool")
         self.seeds = seeds
         self._seeds = jnp.asarray(seeds.astype(np.uint32))
 
@@ -53,8 +40,9 @@ class WorldPool(Wrapper):
 class PregeneratedWorldPool(Wrapper):
     """`WorldPool` with every world of the pool generated once, up front: `reset` is then a gather.
 
-    `WorldPool.reset` rebuilds `world_key(seed)`'s world from scratch, and under `vmap` an auto-reset
-    pays that cost on every step of every world (both sides of the `where` run). A world's reset is a
+    `WorldPool.reset` rebuilds `world_key(seed)`'s world from scratch, and a vmapped `AutoReset` pays
+    that cost for every world of the batch on each step where any of them ends an episode (with many
+    parallel envs, most steps). A world's reset is a
     pure function of its seed and `params`, so building all of them once gives the same episodes
     (floats up to the rounding of a batched build) at a fraction of the cost (`hivex bench
     --pregenerate N` measures it). The pool is built for the `params` given here; `reset(key,
@@ -72,11 +60,7 @@ class PregeneratedWorldPool(Wrapper):
         max_bytes: int = 4 << 30,
     ):
         super().__init__(env)
-        seeds = seed_range(seeds)
-        if seeds.size == 0:
-            raise ValueError("PregeneratedWorldPool needs at least one world seed")
-        if seeds.min() < 0 or seeds.max() >= 2**32:
-            raise ValueError("world seeds must be in [0, 2**32)")
+        seeds = world_pool_seeds(seeds, "PregeneratedWorldPool")
         one = jax.eval_shape(env.reset, world_key(0), params)
         per_world = sum(leaf.size * leaf.dtype.itemsize for leaf in jax.tree.leaves(one))
         if per_world * seeds.size > max_bytes:

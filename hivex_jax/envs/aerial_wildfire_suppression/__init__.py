@@ -1,12 +1,12 @@
 """Aerial Wildfire Suppression (AerialWildfireSuppression-v0)."""
 
-from hivex_jax.envs.aerial_wildfire_suppression.autoreset import SameWorldAutoReset
 from hivex_jax.envs.aerial_wildfire_suppression.env import (
     AerialWildfireState,
     AerialWildfireSuppression,
     scripted_policy,
 )
 from hivex_jax.envs.aerial_wildfire_suppression.params import AerialWildfireParams
+from hivex_jax.wrappers.autoreset import SameWorldAutoReset  # re-exported (it lives with the auto-resets)
 
 
 def make_default(**static) -> AerialWildfireSuppression:

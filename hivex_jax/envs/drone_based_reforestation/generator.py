@@ -26,6 +26,7 @@ import jax
 import jax.numpy as jnp
 from flax import struct
 
+from hivex_jax.core.seeding import seed_from_key
 from hivex_jax.envs.drone_based_reforestation.params import TERRAIN_LEVELS_LINEAR, DroneParams
 from hivex_jax.procgen.terrain import hashed_uniform, plane_wave_field, random_plane_waves
 
@@ -88,19 +89,20 @@ def station_point(world: World, params: DroneParams) -> jax.Array:
     return jnp.stack([world.station_xz[0], pad + params.station_hover_height, world.station_xz[1]])
 
 
-def world_seed(key: jax.Array) -> jax.Array:
-    """The world's 32-bit hash seed (the only threefry draw of a reset)."""
-    return jax.random.bits(key, (), jnp.uint32)
+def world_noise_seed(key: jax.Array) -> jax.Array:
+    """The world's 32-bit hash seed u32[] (the only threefry draw of a reset). Not the integer world
+    seed that names the world: this one is drawn from its key (`hivex_jax.core.seeding`)."""
+    return seed_from_key(key)
 
 
 def spawn_uniforms(key: jax.Array, num_agents: int) -> jax.Array:
     """f32[4, A] uniforms for the drones' start (heading, ring angle, random-start radius and angle)."""
-    return hashed_uniform(world_seed(key), _S_SPAWN, (4, num_agents))
+    return hashed_uniform(world_noise_seed(key), _S_SPAWN, (4, num_agents))
 
 
 def generate_world(key: jax.Array, params: DroneParams, max_forest_patches: int) -> World:
     """Draw a world from `key` (all randomness from one 32-bit seed and integer hashing)."""
-    seed = world_seed(key)
+    seed = world_noise_seed(key)
     e = params.arena_half_extent
     waves, phases = random_plane_waves(seed, _S_TERRAIN, TERRAIN_WAVES, level_length_scale(params))
     world = World(

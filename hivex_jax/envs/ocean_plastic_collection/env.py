@@ -113,7 +113,7 @@ class OceanPlasticCollection(Environment):
 
     # --------------------------------------------------------------------------------- dynamics
     def reset_env(self, key: jax.Array, params: OceanPlasticParams):
-        seed = generator.world_seed(key)
+        seed = generator.world_noise_seed(key)
         trash_map = generator.draw_trash_map(seed, params)
         pebble_x, pebble_z = generator.sample_trash(
             generator.trash_draw_uniforms(seed, jnp.uint32(generator.SALT_PEBBLES), self.num_pebbles),

@@ -22,6 +22,7 @@ import jax
 import jax.numpy as jnp
 from flax import struct
 
+from hivex_jax.core.seeding import seed_from_key
 from hivex_jax.envs.ocean_plastic_collection.params import (
     BACKGROUND_LATTICE,
     MAX_HOTSPOTS,
@@ -50,10 +51,11 @@ class TrashMap:
 SALT_PEBBLES, SALT_RESPAWN, SALT_HOTSPOTS, SALT_SPAWN, SALT_BACKGROUND = (0xA0000000 + i for i in range(5))
 
 
-def world_seed(key: jax.Array) -> jax.Array:
+def world_noise_seed(key: jax.Array) -> jax.Array:
     """The u32 hash seed of a world: its only threefry draw. Every other draw of the world comes from
-    `hash_uniform(seed, salt, ...)`, which keeps reset cheap to run and to compile."""
-    return jax.random.bits(key, (), jnp.uint32)
+    `hash_uniform(seed, salt, ...)`, which keeps reset cheap to run and to compile. Not the integer
+    world seed that names the world: this one is drawn from its key (`hivex_jax.core.seeding`)."""
+    return seed_from_key(key)
 
 
 def draw_trash_map(seed: jax.Array, params: OceanPlasticParams) -> TrashMap:

@@ -438,7 +438,7 @@ def test_scripted_policy_beats_random_on_a_held_out_world():
 
 
 def test_reset_episode_keeps_the_world_and_same_world_autoreset_uses_it():
-    from hivex_jax.envs.aerial_wildfire_suppression import SameWorldAutoReset
+    from hivex_jax.wrappers import SameWorldAutoReset
 
     _, s = RESET(hivex_jax.world_key(5), PARAMS)
     for _ in range(3):

@@ -157,7 +157,7 @@ def test_without_respawn_collected_pebbles_are_gone(opc):
 @jax.jit
 def _draw(key, params):
     """A world's trash map and 4096 pebble draws from it."""
-    seed = generator.world_seed(key)
+    seed = generator.world_noise_seed(key)
     trash_map = generator.draw_trash_map(seed, params)
     u = generator.trash_draw_uniforms(seed, jnp.uint32(0), 4096)
     return trash_map, generator.sample_trash(u, trash_map, params)
