@@ -29,8 +29,7 @@ from hivex_jax.envs.aerial_wildfire_suppression.params import (
     AerialWildfireParams,
 )
 from hivex_jax.procgen.fields import FourierField
-from hivex_jax.procgen.noise import hash_uniform
-from hivex_jax.procgen.separable_noise import fbm_from_lattices, lattice_sizes
+from hivex_jax.procgen.noise import fbm_from_lattices, hash_uniform, lattice_sizes
 
 WEATHER_WAVES = 8
 #: weather channels: wind direction drift, wind speed, temperature, humidity, overcast

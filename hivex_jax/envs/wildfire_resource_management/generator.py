@@ -25,8 +25,7 @@ from hivex_jax.envs.wildfire_resource_management.params import (
     TOWER_GRID,
     WildfireParams,
 )
-from hivex_jax.procgen.grid_fields import fbm_hashed
-from hivex_jax.procgen.noise import hash_uniform, island_mask
+from hivex_jax.procgen.noise import fbm_hashed, hash_uniform, island_mask
 
 # Weather fields: one octave of value noise on a 3 x 3-cell lattice (400 m cells), i.e. smooth fields
 # with one or two warm/humid/cloudy patches per island. (A FourierField evaluated on the grid gives the

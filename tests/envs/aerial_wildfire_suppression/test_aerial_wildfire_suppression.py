@@ -32,7 +32,7 @@ from hivex_jax.envs.aerial_wildfire_suppression.params import (
     VILLAGE,
     WET,
 )
-from hivex_jax.procgen import fire, noise, separable_noise
+from hivex_jax.procgen import fire
 
 ENV = AerialWildfireSuppression()
 PARAMS = ENV.default_params()
@@ -461,14 +461,6 @@ def test_reset_episode_keeps_the_world_and_same_world_autoreset_uses_it():
     assert not bool(info1["done"]) and bool(info2["done"]) and bool(jnp.all(trunc))
     assert int(ws2.step) == 0  # a new episode ...
     np.testing.assert_array_equal(tree(np.asarray(ws2.cells)), tree(np.asarray(ws.cells)))  # ... same world
-
-
-def test_separable_fbm_equals_procgen_fbm():
-    for resolution, base, octaves in ((17, 3, 3),):
-        key = jax.random.PRNGKey(resolution)
-        a = jax.jit(noise.fbm, static_argnums=(1, 2, 3))(key, resolution, base, octaves)
-        b = jax.jit(separable_noise.fbm, static_argnums=(1, 2, 3))(key, resolution, base, octaves)
-        np.testing.assert_allclose(np.asarray(a), np.asarray(b), atol=1e-5)
 
 
 def test_render_and_global_state():

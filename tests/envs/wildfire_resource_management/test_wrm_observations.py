@@ -1,19 +1,16 @@
-"""Observation layout and normalisation, statistics bookkeeping, global state, render, procgen helpers."""
+"""Observation layout and normalisation, statistics bookkeeping, global state, render."""
 
 from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
 import numpy as np
-import pytest
 
 import hivex_jax
 from hivex_jax.envs.wildfire_resource_management import generator
 from hivex_jax.envs.wildfire_resource_management.dynamics import ADD
 from hivex_jax.envs.wildfire_resource_management.generator import BURNING, BURNT
 from hivex_jax.envs.wildfire_resource_management.params import SUPPORT_RECEIVED
-from hivex_jax.procgen.grid_fields import fbm_hashed, upsample_lattice
-from hivex_jax.procgen.noise import value_noise
 
 
 def test_observation_features_and_normalisation(env, fns, params):
@@ -81,19 +78,3 @@ def test_global_state_and_render(env, fns, params):
     assert pixel[0] > 200 and pixel[2] < 80
     burnt = state.replace(fire=jnp.where(state.fire == BURNING, BURNT, state.fire).astype(jnp.uint8))
     assert not np.array_equal(np.asarray(fns.render(burnt, params)), frame)
-
-
-@pytest.mark.parametrize("cells", [6])
-def test_upsample_lattice_is_value_noise(cells):
-    key = jax.random.PRNGKey(cells)
-    lattice = jax.random.uniform(key, (cells + 1, cells + 1))
-    ours = jax.jit(upsample_lattice, static_argnums=1)(lattice, 32)
-    np.testing.assert_allclose(ours, jax.jit(value_noise, static_argnums=(1, 2))(key, 32, cells), atol=1e-5)
-
-
-def test_fbm_hashed_range_and_batch():
-    maps = np.asarray(jax.jit(lambda s: fbm_hashed(s, 32, 4, 3, num_maps=3))(jnp.uint32(9)))
-    assert maps.shape == (3, 32, 32)
-    np.testing.assert_allclose(maps.min((1, 2)), 0.0, atol=1e-6)
-    np.testing.assert_allclose(maps.max((1, 2)), 1.0, atol=1e-6)
-    assert not np.allclose(maps[0], maps[1])
