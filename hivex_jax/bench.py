@@ -215,12 +215,11 @@ def main(argv: list[str] | None = None) -> int:
     if path.is_dir():
         raise UserError(f"--json {path} is a folder; give a file name like {path / 'bench.json'}")
     check_writable_dir(path.parent, "output folder")
-    if args.train:
-        try:
-            from baselines.config import load_config, validate_env
-        except ImportError as exc:
-            raise UserError(f"--train needs the trainer (baselines) installed ({exc})") from exc
-        validate_env(load_config(args.train, [f"chunk_updates={args.train_updates}"]))
+    measure_training = None
+    if args.train:  # the trainer's part, found through an entry point (this library imports no trainer)
+        from hivex_jax.cli import command_plugin
+
+        measure_training = command_plugin("bench-train")(args.train, args.train_updates)  # checks the config
     import jax
 
     import hivex_jax
@@ -287,10 +286,8 @@ def main(argv: list[str] | None = None) -> int:
         "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "results": rows,
     }
-    if args.train:
-        from baselines.bench import train_throughput
-
-        train = train_throughput(args.train, [], args.train_updates)
+    if measure_training is not None:
+        train = measure_training()
         result["train"] = train
         print(
             f"training ({args.train}): {train['env_steps_per_s']:.4g} env-steps/s, "

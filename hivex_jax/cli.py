@@ -1,19 +1,27 @@
 """`hivex` command line: train | evaluate | sweep | bench | render | list.
 
-Sub-commands import their modules lazily so `hivex list` stays fast. On CPU, PJRT_NPROC=1 is set before
-jax is imported (jaxlib 0.10.x deadlocks on 2-core CPUs when two batched LAPACK calls run at once).
+Sub-commands import their modules lazily so `hivex list` stays fast. train, evaluate, sweep (and
+`bench --train`) belong to the trainer: they are found through the `hivex_jax.commands` entry-point
+group, which the `baselines` package fills (pyproject.toml), so this library imports nothing from it.
+PJRT_NPROC=1 is set here, for every sub-command (the trainer's included), before jax starts a backend
+(jaxlib 0.10.x deadlocks on 2-core CPUs when two batched LAPACK calls run at once).
 A user error (`hivex_jax.core.errors.UserError`) is one line on stderr and exit status 2; a bug keeps
 its traceback.
 """
 
 from __future__ import annotations
 
+import importlib.metadata
 import os
 import sys
+from collections.abc import Callable
+from typing import Any
 
 from hivex_jax.core.errors import UserError, one_line
 
 COMMANDS = ("train", "evaluate", "sweep", "bench", "render", "list")
+#: the entry-point group of the sub-commands (and parts of them) that the trainer provides
+COMMAND_GROUP = "hivex_jax.commands"
 
 USAGE = """usage: hivex <command> [options]
 
@@ -28,7 +36,18 @@ commands:
 
 
 def _prepare_jax() -> None:
+    # the one place the `hivex` command sets it: jax is imported by now, but no backend has started
     os.environ.setdefault("PJRT_NPROC", "1")
+
+
+def command_plugin(name: str) -> Callable[..., Any]:
+    """The callable registered as `name` in the `hivex_jax.commands` entry-point group, or a `UserError`."""
+    for ep in importlib.metadata.entry_points(group=COMMAND_GROUP, name=name):
+        return ep.load()
+    raise UserError(
+        f"needs the trainer, which is not installed (no {name!r} in entry-point group {COMMAND_GROUP}; "
+        "pip install -e . from the repository installs it)"
+    )
 
 
 def _list(argv: list[str]) -> int:
@@ -38,13 +57,14 @@ def _list(argv: list[str]) -> int:
     if argv:
         raise UserError(f"takes no arguments; got {' '.join(argv)!r}")
     import hivex_jax
-    from hivex_jax.core.registry import spec
+    from hivex_jax.core.registry import namespace_description, registered_namespaces, spec
 
     print(f"{'id':34s} {'agents':>6s} {'tasks':>5s}  description")
     for env_id in hivex_jax.registered_envs():
         env, _ = hivex_jax.make(env_id)
         print(f"{env_id:34s} {env.num_agents:6d} {len(env.task_ids):5d}  {spec(env_id).description}")
-    print(f"{'jaxmarl/<name>':34s} {'':6s} {1:5d}  a JaxMARL env (jaxmarl.make(name)) behind this API")
+    for namespace in registered_namespaces():
+        print(f"{namespace + '/<name>':34s} {'':6s} {'':5s}  {namespace_description(namespace)}")
     return 0
 
 
@@ -84,12 +104,7 @@ def _dispatch(command: str, rest: list[str]) -> int:
 
         return render_main(rest)
     if command in ("train", "evaluate", "sweep"):
-        try:
-            from baselines import cli as baselines_cli
-        except ImportError as exc:  # pragma: no cover - only before the trainer exists
-            print(f"hivex {command}: the trainer is not available ({exc})", file=sys.stderr)
-            return 2
-        return getattr(baselines_cli, f"{command}_main")(rest)
+        return command_plugin(command)(rest)
     raise AssertionError(f"unhandled command {command!r}")  # COMMANDS and this dispatch disagree
 
 

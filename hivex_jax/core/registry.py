@@ -1,10 +1,17 @@
-"""Versioned environment registry: `register(id, entry_point, **defaults)` and `make(id, **overrides)`."""
+"""Versioned environment registry: `register(id, entry_point, **defaults)` and `make(id, **overrides)`.
+
+Ids `namespace/<name>` (e.g. `jaxmarl/MPE_simple_spread_v3`) go to a factory registered for the
+namespace with `register_namespace`, by the adapter module that provides it. So that `make` finds one
+whose module nobody has imported yet, adapters also list their factory in the `hivex_jax.namespaces`
+entry-point group (pyproject.toml), read here with `importlib.metadata`: core names no module above it.
+"""
 
 from __future__ import annotations
 
 import dataclasses
 import difflib
 import importlib
+import importlib.metadata
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -35,6 +42,50 @@ class EnvSpec:
 
 
 _REGISTRY: dict[str, EnvSpec] = {}
+
+#: the entry-point group naming each namespace's factory ("jaxmarl = module:make_fn")
+NAMESPACE_GROUP = "hivex_jax.namespaces"
+_NAMESPACES: dict[str, Callable[..., tuple[Any, Any]]] = {}
+_NAMESPACE_DESCRIPTIONS: dict[str, str] = {}
+
+
+def register_namespace(
+    namespace: str, factory: Callable[..., tuple[Any, Any]], description: str = ""
+) -> None:
+    """Route ids `namespace/<name>` to `factory(name, **overrides) -> (env, params)`."""
+    if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", namespace):
+        raise ValueError(f"namespace {namespace!r} must be a plain name like 'jaxmarl'")
+    known = _NAMESPACES.get(namespace)
+    if known is not None and known is not factory:
+        raise ValueError(f"namespace {namespace!r} is already registered (to {known!r})")
+    _NAMESPACES[namespace] = factory
+    if description or namespace not in _NAMESPACE_DESCRIPTIONS:
+        _NAMESPACE_DESCRIPTIONS[namespace] = description
+
+
+def namespace_description(namespace: str) -> str:
+    """The one-line description `namespace` was registered with (loads its entry point if needed)."""
+    namespace_factory(namespace)
+    return _NAMESPACE_DESCRIPTIONS[namespace]
+
+
+def registered_namespaces() -> tuple[str, ...]:
+    """Every namespace `make` accepts (registered in this process or listed as an entry point), sorted."""
+    listed = {ep.name for ep in importlib.metadata.entry_points(group=NAMESPACE_GROUP)}
+    return tuple(sorted(listed | set(_NAMESPACES)))
+
+
+def namespace_factory(namespace: str) -> Callable[..., tuple[Any, Any]]:
+    """The factory of `namespace`, loading its entry point (importing the adapter) the first time."""
+    if namespace not in _NAMESPACES:
+        for ep in importlib.metadata.entry_points(group=NAMESPACE_GROUP, name=namespace):
+            register_namespace(namespace, ep.load())  # the adapter's import may have registered it already
+            break
+        else:
+            raise KeyError(
+                f"unknown environment namespace {namespace!r}; known: {', '.join(registered_namespaces())}"
+            )
+    return _NAMESPACES[namespace]
 
 
 def register(id: str, entry_point: Callable[..., Any] | str, description: str = "", **kwargs: Any) -> None:
@@ -67,12 +118,12 @@ def make(id: str, **overrides: Any) -> tuple[Any, Any]:
     `num_agents`) build the env; those naming `EnvParams` fields (dynamic options such as `task`
     or `pattern`) override the default params. Anything else is an error naming the options, and a
     value outside its field's documented bounds (`env.param_bounds`) is a ValueError naming both.
-    `jaxmarl/<name>` wraps `jaxmarl.make(name)` (see `hivex_jax.interop.from_jaxmarl`).
+    `namespace/<name>` goes to the namespace's factory: `jaxmarl/<name>` wraps `jaxmarl.make(name)`
+    (`hivex_jax.interop.from_jaxmarl`).
     """
-    if id.startswith("jaxmarl/"):  # a JaxMARL environment behind this API (hivex_jax.interop.from_jaxmarl)
-        from hivex_jax.interop.from_jaxmarl import make_jaxmarl
-
-        return make_jaxmarl(id.removeprefix("jaxmarl/"), **overrides)
+    if "/" in id:
+        namespace, name = id.split("/", 1)
+        return namespace_factory(namespace)(name, **overrides)
     s = spec(id)
     factory = s.factory()
     ctor_names = set(getattr(factory, "static_options", ()))

@@ -30,6 +30,7 @@ from flax import struct
 
 from hivex_jax.core import spaces
 from hivex_jax.core.environment import Environment, EnvState, StepOutput
+from hivex_jax.core.registry import register_namespace
 
 PREFIX = "jaxmarl/"
 
@@ -153,3 +154,7 @@ def make_jaxmarl(name: str, **overrides: Any) -> tuple[FromJaxMARL, JaxMARLParam
         params = params.replace(max_steps=jnp.asarray(int(dynamic["max_steps"]), jnp.int32))
     env.validate_params(params)
     return env, params
+
+
+# `make("jaxmarl/<name>")`; pyproject.toml's `hivex_jax.namespaces` entry point finds it before this import
+register_namespace(PREFIX.rstrip("/"), make_jaxmarl, "a JaxMARL env (jaxmarl.make(name)) behind this API")
