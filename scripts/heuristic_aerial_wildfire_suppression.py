@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import time
 
+import _jax_setup  # noqa: F401  (PJRT_NPROC=1 before jax starts)
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -90,8 +91,7 @@ def picture(path: str, steps: int = 400) -> None:
 
 def speed(batch: int, steps: int = 32) -> None:
     """Random-action env-steps/s of the bare step, AutoReset and SameWorldAutoReset (cameras consumed)."""
-    from hivex_jax.wrappers import SameWorldAutoReset
-    from hivex_jax.wrappers import AutoReset
+    from hivex_jax.wrappers import AutoReset, SameWorldAutoReset
 
     env, params = hivex_jax.make("AerialWildfireSuppression-v0")
     keys = jax.random.split(jax.random.PRNGKey(0), batch)

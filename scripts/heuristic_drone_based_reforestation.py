@@ -10,16 +10,14 @@ task). Prints a markdown table (mean +- standard error over worlds of the per-dr
 from __future__ import annotations
 
 import argparse
-import os
 
-os.environ.setdefault("PJRT_NPROC", "1")
+import _jax_setup  # noqa: F401  (PJRT_NPROC=1 before jax starts)
+import jax
+import numpy as np
 
-import jax  # noqa: E402
-import numpy as np  # noqa: E402
-
-from hivex_jax.core.registry import stack_params, world_key  # noqa: E402
-from hivex_jax.envs.drone_based_reforestation import DroneBasedReforestation  # noqa: E402
-from hivex_jax.envs.drone_based_reforestation.heuristics import evaluate  # noqa: E402
+from hivex_jax.core.registry import stack_params, world_key
+from hivex_jax.envs.drone_based_reforestation import DroneBasedReforestation
+from hivex_jax.envs.drone_based_reforestation.heuristics import evaluate
 
 
 def main() -> None:

@@ -11,17 +11,15 @@ collided. The scripted policy is built for task 0 (the main task).
 from __future__ import annotations
 
 import argparse
-import os
 
-os.environ.setdefault("PJRT_NPROC", "1")
+import _jax_setup  # noqa: F401  (PJRT_NPROC=1 before jax starts)
+import jax
+import jax.numpy as jnp
+import numpy as np
 
-import jax  # noqa: E402
-import jax.numpy as jnp  # noqa: E402
-import numpy as np  # noqa: E402
-
-import hivex_jax  # noqa: E402
-from hivex_jax.envs.ocean_plastic_collection import scripted_policy  # noqa: E402
-from hivex_jax.envs.ocean_plastic_collection.params import TASK_NAMES  # noqa: E402
+import hivex_jax
+from hivex_jax.envs.ocean_plastic_collection import scripted_policy
+from hivex_jax.envs.ocean_plastic_collection.params import TASK_NAMES
 
 
 def episode_runner(env, policy, steps):

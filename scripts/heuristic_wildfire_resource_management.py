@@ -10,18 +10,16 @@ levels and worlds run as one vmapped batch with mixed `EnvParams` (one compile p
 from __future__ import annotations
 
 import argparse
-import os
 
-os.environ.setdefault("PJRT_NPROC", "1")
+import _jax_setup  # noqa: F401  (PJRT_NPROC=1 before jax starts)
+import jax
+import jax.numpy as jnp
+import numpy as np
 
-import jax  # noqa: E402
-import jax.numpy as jnp  # noqa: E402
-import numpy as np  # noqa: E402
-
-import hivex_jax  # noqa: E402
-from hivex_jax.envs.wildfire_resource_management import scripted_policy  # noqa: E402
-from hivex_jax.envs.wildfire_resource_management.params import TASK_NAMES  # noqa: E402
-from hivex_jax.eval.stats import mean_ci95  # noqa: E402
+import hivex_jax
+from hivex_jax.envs.wildfire_resource_management import scripted_policy
+from hivex_jax.envs.wildfire_resource_management.params import TASK_NAMES
+from hivex_jax.eval.stats import mean_ci95
 
 LEVELS = tuple(range(1, 11))
 
