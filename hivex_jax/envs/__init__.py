@@ -1,7 +1,8 @@
 """Registers every environment. Each lives in its own package under `hivex_jax/envs/`.
 
-Entry points are "module:factory" strings, imported on `make`. An environment registers only once its
-package exists, so `hivex list` never shows an id that cannot be made.
+Every package registers the same way: its `make_default(**static)` (the env with HIVEX's frame stacking,
+if any), imported on `make` from the "module:make_default" entry point. An environment registers only once
+its package exists, so `hivex list` never shows an id that cannot be made.
 """
 
 import importlib.util
@@ -12,35 +13,30 @@ _ENVIRONMENTS = (
     (
         "WindFarmControl-v0",
         "wind_farm_control",
-        "WindFarmControl",
         "8 turbines yaw into a varying wind; 2 tasks, 9 layout patterns",
     ),
     (
         "WildfireResourceManagement-v0",
         "wildfire_resource_management",
-        "make_default",
         "9 watch towers share resources against a wildfire; 3 tasks, terrain levels 1-10",
     ),
     (
         "DroneBasedReforestation-v0",
         "drone_based_reforestation",
-        "make_default",
         "3 drones plant seeds near forests; 7 tasks (+ Group-up), terrain levels 1-10",
     ),
     (
         "OceanPlasticCollection-v0",
         "ocean_plastic_collection",
-        "make_default",
         "3 vessels collect floating plastic; 4 tasks",
     ),
     (
         "AerialWildfireSuppression-v0",
         "aerial_wildfire_suppression",
-        "make_default",
         "3 aeroplanes drop water on a spreading wildfire; 9 tasks, terrain levels 1-10",
     ),
 )
 
-for _id, _package, _factory, _description in _ENVIRONMENTS:
+for _id, _package, _description in _ENVIRONMENTS:
     if importlib.util.find_spec(f"hivex_jax.envs.{_package}") is not None:
-        register(_id, f"hivex_jax.envs.{_package}:{_factory}", description=_description)
+        register(_id, f"hivex_jax.envs.{_package}:make_default", description=_description)

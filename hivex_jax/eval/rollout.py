@@ -8,7 +8,6 @@ all training seeds (and the scripted / random baselines) are scored on identical
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -119,19 +118,10 @@ def random_policy(env: Any) -> Policy:
 
 
 def find_scripted_policy(env: Any) -> Callable | None:
-    """The environment package's `scripted_policy(obs, params)` (in the package, `env.py` or
-    `heuristics.py`), or None if it has none."""
-    base = getattr(env, "unwrapped", env)
-    package = type(base).__module__.rsplit(".", 1)[0]
-    for module_name in (package, f"{package}.heuristics", f"{package}.env"):
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError:
-            continue
-        fn = getattr(module, "scripted_policy", None)
-        if callable(fn):
-            return fn
-    return None
+    """The environment's `scripted_policy(obs, params)` (the env class attribute every package sets from
+    its `heuristics.py`, looked up through wrappers), or None if it has none."""
+    fn = getattr(getattr(env, "unwrapped", env), "scripted_policy", None)
+    return fn if callable(fn) else None
 
 
 def scripted_policy(env: Any, env_params: Any) -> Policy | None:

@@ -133,6 +133,9 @@ def scripted_policy(obs: dict, params: TinyParams) -> dict:
     }
 
 
+TinyEnv.scripted_policy = staticmethod(scripted_policy)  # like the real envs: the class exposes it
+
+
 def register() -> str:
     """Register the env once per process; returns its id."""
     if ENV_ID not in _REGISTRY:

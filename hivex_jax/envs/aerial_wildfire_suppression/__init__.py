@@ -1,10 +1,7 @@
 """Aerial Wildfire Suppression (AerialWildfireSuppression-v0)."""
 
-from hivex_jax.envs.aerial_wildfire_suppression.env import (
-    AerialWildfireState,
-    AerialWildfireSuppression,
-    scripted_policy,
-)
+from hivex_jax.envs.aerial_wildfire_suppression.env import AerialWildfireState, AerialWildfireSuppression
+from hivex_jax.envs.aerial_wildfire_suppression.heuristics import scripted_policy
 from hivex_jax.envs.aerial_wildfire_suppression.params import AerialWildfireParams
 from hivex_jax.wrappers.autoreset import SameWorldAutoReset  # re-exported (it lives with the auto-resets)
 

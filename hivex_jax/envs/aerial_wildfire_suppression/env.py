@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import ClassVar
+from typing import ClassVar, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -11,7 +11,7 @@ from flax import struct
 
 from hivex_jax.core import spaces
 from hivex_jax.core.environment import Environment, EnvState, StepOutput
-from hivex_jax.envs.aerial_wildfire_suppression import generator, render, rewards
+from hivex_jax.envs.aerial_wildfire_suppression import generator, heuristics, render, rewards
 from hivex_jax.envs.aerial_wildfire_suppression.dynamics import (
     block_spread_probabilities,
     burning_near,
@@ -25,7 +25,7 @@ from hivex_jax.envs.aerial_wildfire_suppression.dynamics import (
     tree_counts,
     weather_now,
 )
-from hivex_jax.envs.aerial_wildfire_suppression.generator import Weather, island_half_extent
+from hivex_jax.envs.aerial_wildfire_suppression.generator import Weather
 from hivex_jax.envs.aerial_wildfire_suppression.observations import (
     LAYOUT,
     UNSEEN,
@@ -40,10 +40,17 @@ from hivex_jax.envs.aerial_wildfire_suppression.observations import (
 )
 from hivex_jax.envs.aerial_wildfire_suppression.params import (
     BURNING,
+    CROSSED_BORDER,
     DEFAULT_NUM_AGENTS,
     EVERY_STEP,
+    EXTINGUISHING_TREE,
+    FIND_FIRE,
+    FIND_VILLAGE,
+    FIRE_OUT,
     HEALTHY,
     MIN_ISLAND_HALF_EXTENT,
+    PICK_UP_WATER,
+    PREPARING_TREE,
     REWARD_TERM_NAMES,
     SUPPORTED_AGENT_COUNTS,
     TASK_DROP_WATER,
@@ -52,6 +59,8 @@ from hivex_jax.envs.aerial_wildfire_suppression.params import (
     TASK_NAMES,
     TASK_PICK_UP_WATER,
     TERRAIN_BLOCK,
+    TIME_STEP_BURNING,
+    TOO_CLOSE_TO_VILLAGE,
     AerialWildfireParams,
 )
 
@@ -76,6 +85,38 @@ class AerialWildfireState(EnvState):
     num_trees: jax.Array  # i32[], trees on the island (constant: trees only change state)
     fire_out_paid: jax.Array  # bool[]
     village_penalty_paid: jax.Array  # bool[]
+
+
+class Planes(NamedTuple):
+    """The planes after this step's flight (bool / f32 [A, ...])."""
+
+    position: jax.Array
+    heading: jax.Array
+    crashed: jax.Array
+    dropping: jax.Array
+    picked_up: jax.Array
+    holding: jax.Array
+    in_zone: jax.Array
+
+
+class Fire(NamedTuple):
+    """The island after this step's drops and fire spread."""
+
+    cells: jax.Array  # uint8[G, G]
+    counts: jax.Array  # i32[2], (unburnt, burning) trees
+    prepared: jax.Array  # f32[A], trees wetted ahead of the fire
+    extinguished: jax.Array  # f32[A], burning trees put out
+
+
+class Events(NamedTuple):
+    """This step's reward events (bool[] for the island, bool[A] per plane)."""
+
+    fire_out: jax.Array
+    village: jax.Array
+    fire_near: jax.Array
+    find_fire: jax.Array
+    village_near: jax.Array
+    find_village: jax.Array
 
 
 def _half_window(radius_m: float, grid_size: int) -> int:
@@ -110,6 +151,8 @@ class AerialWildfireSuppression(Environment):
     )
     continuous_dims = 1
     discrete_branches = (2,)
+    #: the package's scripted controller, `scripted_policy(obs, params) -> action` (heuristics.py)
+    scripted_policy = staticmethod(heuristics.scripted_policy)
 
     def __init__(
         self,
@@ -219,125 +262,162 @@ class AerialWildfireSuppression(Environment):
         return {"vector": vector, "visual": camera(code, self.camera_channels)}, code, (centre_x, centre_z)
 
     def step_env(self, key, state: AerialWildfireState, action, params: AerialWildfireParams) -> StepOutput:
-        a = self.num_agents
-        alive = state.alive
-        alive_f = alive.astype(jnp.float32)
+        planes = self._move_planes(state, action, params)
+        fire = self._advance_fire(key, state, planes, params)
+        events = self._events(state, planes, fire, params)
+        raw_terms = self._reward_terms(planes, fire, events, params)
+        terms = raw_terms * params.task_weights[params.task]
+        new_state = state.replace(
+            step=state.step + 1,
+            cells=fire.cells,
+            position=planes.position,
+            heading=planes.heading,
+            holding=planes.holding,
+            in_zone=planes.in_zone,
+            found_fire=state.found_fire | events.fire_near,
+            found_village=state.found_village | events.village_near,
+            burning_count=fire.counts[1],
+            fire_out_paid=state.fire_out_paid | events.fire_out,
+            village_penalty_paid=state.village_penalty_paid | events.village,
+        )
+        obs, new_state = self._observe_after_step(state, new_state, params)
+        info = {
+            "reward_terms": terms,
+            "raw_reward_terms": raw_terms,
+            **self._statistics(state, planes, fire, events, terms),
+        }
+        return StepOutput(
+            obs=obs,
+            state=new_state,
+            reward=jnp.sum(terms, axis=-1),
+            terminated=self._terminated(planes, events, params),
+            info=info,
+        )
 
-        # --- planes: fly, crash, drop, refill
+    def _move_planes(self, state: AerialWildfireState, action, params: AerialWildfireParams) -> Planes:
+        """Planes fly, crash at the border, drop and refill water (inactive planes keep their state)."""
+        alive = state.alive
         position, heading = fly(state.position, state.heading, action["continuous"][:, 0], alive, params)
-        crashed = alive & outside_border(position, params)
         dropping = alive & (action["discrete"][:, 0] == 1) & state.holding
         zone = in_pickup_zone(position, params)
         kept = state.holding & ~dropping
         picked_up = alive & jnp.where(
             params.pickup_requires_empty_tank > 0, zone & ~kept, zone & ~state.in_zone
         )
-        holding = jnp.where(alive, kept | zone, state.holding)
-        in_zone = jnp.where(alive, zone, state.in_zone)
+        return Planes(
+            position=position,
+            heading=heading,
+            crashed=alive & outside_border(position, params),
+            dropping=dropping,
+            picked_up=picked_up,
+            holding=jnp.where(alive, kept | zone, state.holding),
+            in_zone=jnp.where(alive, zone, state.in_zone),
+        )
 
-        # --- island: water lands, fire evolves
+    def _advance_fire(self, key, state: AerialWildfireState, planes: Planes, params) -> Fire:
+        """Water lands (trees credited as prepared / extinguished), then the fire evolves one step."""
         prepared, extinguished, rewetted = drop_credits(
-            state.cells, position, dropping, self._drop_half, params
+            state.cells, planes.position, planes.dropping, self._drop_half, params
         )
         prepared = prepared + jnp.where(params.count_rewetting > 0, rewetted, 0.0)
-        wetted = drop_cover(position, dropping, params, self.grid_size)
+        wetted = drop_cover(planes.position, planes.dropping, params, self.grid_size)
         now = weather_now(state.weather, state.step.astype(jnp.float32), params)
         block_p = block_spread_probabilities(state.slope, now, params)
         seed = jax.random.bits(key, (), jnp.uint32)
         cells = materialise_grid(
             fire_step(state.cells, block_p, wetted, seed, state.step, params), state.step
         )
-        counts = tree_counts(cells)
-        burning_count = counts[1]
+        return Fire(cells=cells, counts=tree_counts(cells), prepared=prepared, extinguished=extinguished)
 
-        # --- events
-        fire_is_out = burning_count == 0
+    def _events(self, state: AerialWildfireState, planes: Planes, fire: Fire, params) -> Events:
+        """This step's reward events: fire out, fire near the village, a plane finding fire or village."""
+        alive = state.alive
+        fire_is_out = fire.counts[1] == 0
         fire_out_once = fire_is_out & (state.burning_count > 0) & ~state.fire_out_paid
-        fire_out_event = jnp.where(params.fire_out_mode == EVERY_STEP, fire_is_out, fire_out_once)
         close = burning_near(
-            cells, state.village[None], params.village_danger_distance, self._sense_half, params
+            fire.cells, state.village[None], params.village_danger_distance, self._sense_half, params
         )[0]
-        village_event = jnp.where(
-            params.village_penalty_mode == EVERY_STEP, close, close & ~state.village_penalty_paid
+        fire_near = alive & burning_near(
+            fire.cells, planes.position, params.find_fire_distance, self._sense_half, params
         )
-        fire_near = alive & burning_near(cells, position, params.find_fire_distance, self._sense_half, params)
-        find_fire_event = fire_near & ~state.found_fire
         village_near = alive & (
-            jnp.sum((position - state.village) ** 2, axis=-1) <= params.find_village_distance**2
+            jnp.sum((planes.position - state.village) ** 2, axis=-1) <= params.find_village_distance**2
         )
-        find_village_event = village_near & ~state.found_village
-
-        raw_terms = jnp.stack(
-            [
-                rewards.crossed_border(crashed, params),
-                rewards.pick_up_water(picked_up, params),
-                rewards.fire_out(fire_out_event, a, params),
-                rewards.too_close_to_village(village_event, a, params),
-                rewards.time_step_burning(rewards.burning_condition(counts, params), a, params),
-                rewards.find_fire(find_fire_event, params),
-                rewards.find_village(find_village_event, params),
-                rewards.extinguishing_trees(extinguished, params),
-                rewards.preparing_trees(prepared, params),
-            ],
-            axis=-1,
+        return Events(
+            fire_out=jnp.where(params.fire_out_mode == EVERY_STEP, fire_is_out, fire_out_once),
+            village=jnp.where(
+                params.village_penalty_mode == EVERY_STEP, close, close & ~state.village_penalty_paid
+            ),
+            fire_near=fire_near,
+            find_fire=fire_near & ~state.found_fire,
+            village_near=village_near,
+            find_village=village_near & ~state.found_village,
         )
-        terms = raw_terms * params.task_weights[params.task]
 
-        # Subtasks 5-8 end (per plane) when their goal happens.
+    def _reward_terms(self, planes: Planes, fire: Fire, events: Events, params) -> jax.Array:
+        """f32[A, K]: the unweighted reward terms, columns in REWARD_TERM_NAMES order."""
+        a = self.num_agents
+        columns = {
+            CROSSED_BORDER: rewards.crossed_border(planes.crashed, params),
+            PICK_UP_WATER: rewards.pick_up_water(planes.picked_up, params),
+            FIRE_OUT: rewards.fire_out(events.fire_out, a, params),
+            TOO_CLOSE_TO_VILLAGE: rewards.too_close_to_village(events.village, a, params),
+            TIME_STEP_BURNING: rewards.time_step_burning(
+                rewards.burning_condition(fire.counts, params), a, params
+            ),
+            FIND_FIRE: rewards.find_fire(events.find_fire, params),
+            FIND_VILLAGE: rewards.find_village(events.find_village, params),
+            EXTINGUISHING_TREE: rewards.extinguishing_trees(fire.extinguished, params),
+            PREPARING_TREE: rewards.preparing_trees(fire.prepared, params),
+        }
+        return jnp.stack([columns[k] for k in range(len(REWARD_TERM_NAMES))], axis=-1)
+
+    def _terminated(self, planes: Planes, events: Events, params: AerialWildfireParams) -> jax.Array:
+        """bool[A]: a crash, the subtask's goal (subtasks 5-8 end per plane) or, if so set, the fire out."""
         task = params.task
-        goal = jnp.where(task == TASK_PICK_UP_WATER, picked_up, False)
-        goal = goal | jnp.where(task == TASK_DROP_WATER, dropping, False)
-        goal = goal | jnp.where(task == TASK_FIND_FIRE, find_fire_event, False)
-        goal = goal | jnp.where(task == TASK_FIND_VILLAGE, find_village_event, False)
-        terminated = crashed | goal | ((params.end_episode_on_fire_out > 0) & fire_out_event)
+        goal = jnp.where(task == TASK_PICK_UP_WATER, planes.picked_up, False)
+        goal = goal | jnp.where(task == TASK_DROP_WATER, planes.dropping, False)
+        goal = goal | jnp.where(task == TASK_FIND_FIRE, events.find_fire, False)
+        goal = goal | jnp.where(task == TASK_FIND_VILLAGE, events.find_village, False)
+        return planes.crashed | goal | ((params.end_episode_on_fire_out > 0) & events.fire_out)
 
-        new_state = state.replace(
-            step=state.step + 1,
-            cells=cells,
-            position=position,
-            heading=heading,
-            holding=holding,
-            in_zone=in_zone,
-            found_fire=state.found_fire | fire_near,
-            found_village=state.found_village | village_near,
-            burning_count=burning_count,
-            fire_out_paid=state.fire_out_paid | fire_out_event,
-            village_penalty_paid=state.village_penalty_paid | village_event,
-        )
+    def _observe_after_step(self, state: AerialWildfireState, new_state: AerialWildfireState, params):
+        """(obs, state) after a step: the closest-tree memory updated from what the cameras now see."""
         obs, code, centre = self._observe(new_state, params)
-        target = update_closest_tree(state.target, code, *centre, position, heading, alive, params)
-        new_state = new_state.replace(target=target)
+        target = update_closest_tree(
+            state.target, code, *centre, new_state.position, new_state.heading, state.alive, params
+        )
         obs["vector"] = obs["vector"].at[:, LAYOUT["closest_tree"].start : VECTOR_SIZE].set(target)
+        return obs, new_state.replace(target=target)
 
-        burning_f = burning_count.astype(jnp.float32)
+    def _statistics(self, state, planes: Planes, fire: Fire, events: Events, terms: jax.Array) -> dict:
+        """`stats` (HIVEX's logged statistics, per-step increments of active planes) and the fire's size."""
+        a = self.num_agents
+        burning_f = fire.counts[1].astype(jnp.float32)
         stats = {
             # HIVEX's logged statistics (per-step increments; task weights applied to "... Reward").
-            "water_pickup": picked_up.astype(jnp.float32),
-            "water_drop": dropping.astype(jnp.float32),
-            "preparing_trees": prepared,
-            "preparing_trees_reward": terms[:, 8],
-            "extinguishing_trees": extinguished,
-            "extinguishing_trees_reward": terms[:, 7],
-            "fire_out": jnp.broadcast_to(fire_out_event.astype(jnp.float32), (a,)),
-            "fire_too_close_to_city": jnp.broadcast_to(village_event.astype(jnp.float32), (a,)),
-            "crash_count": crashed.astype(jnp.float32),
+            "water_pickup": planes.picked_up.astype(jnp.float32),
+            "water_drop": planes.dropping.astype(jnp.float32),
+            "preparing_trees": fire.prepared,
+            "preparing_trees_reward": terms[:, PREPARING_TREE],
+            "extinguishing_trees": fire.extinguished,
+            "extinguishing_trees_reward": terms[:, EXTINGUISHING_TREE],
+            "fire_out": jnp.broadcast_to(events.fire_out.astype(jnp.float32), (a,)),
+            "fire_too_close_to_city": jnp.broadcast_to(events.village.astype(jnp.float32), (a,)),
+            "crash_count": planes.crashed.astype(jnp.float32),
             # Burning trees summed over the episode's steps (tree-steps of fire).
             "burning_tree_steps": jnp.broadcast_to(burning_f, (a,)),
         }
-        info = {
-            "reward_terms": terms,
-            "raw_reward_terms": raw_terms,
+        alive_f = state.alive.astype(jnp.float32)
+        return {
             "stats": jax.tree.map(lambda x: x * alive_f, stats),
             "burning_trees": burning_f,  # the fire's size over time
             "tree_counts": {  # the island's trees by state
-                "unburnt": counts[0].astype(jnp.float32),
+                "unburnt": fire.counts[0].astype(jnp.float32),
                 "burning": burning_f,
-                "burnt": (state.num_trees - counts[0] - counts[1]).astype(jnp.float32),
+                "burnt": (state.num_trees - fire.counts[0] - fire.counts[1]).astype(jnp.float32),
             },
         }
-        return StepOutput(
-            obs=obs, state=new_state, reward=jnp.sum(terms, axis=-1), terminated=terminated, info=info
-        )
 
     # ----------------------------------------------------------------------------------- extras
     def global_state(self, state: AerialWildfireState, params: AerialWildfireParams) -> jax.Array:
@@ -376,48 +456,3 @@ class AerialWildfireSuppression(Environment):
 
     def render(self, state: AerialWildfireState, params: AerialWildfireParams) -> jax.Array:
         return render.render_world(state, params, self.render_size)
-
-
-def scripted_policy(obs: dict[str, jax.Array], params: AerialWildfireParams) -> dict[str, jax.Array]:
-    """Stateless firefighting heuristic on the vector observation (the planes' own view only).
-
-    Holding water: fly to the remembered fire and drop when it is within half the drop radius; with no
-    fire known, circle the island (radius 350 m) so the camera sweeps it. Empty: fly to the nearest
-    water outside the island. Near the border: turn back to the centre. Steering is proportional to the
-    heading error (full deflection at 15 degrees, like HIVEX's LLM-guidance controller).
-    """
-    v = obs["vector"]
-    e = params.border_half_extent
-    half = island_half_extent(params)
-    pos = v[:, LAYOUT["position"]] * e
-    fwd = v[:, LAYOUT["forward"]]
-    holding = v[:, 4] > 0.5
-    target = v[:, LAYOUT["closest_tree"]] * e
-    fire_known = (v[:, 7] > 0.5) & (v[:, 5] > UNSEEN + 1e-3)
-
-    # Water: straight out through the nearest coast, to the middle of the girdle.
-    water_line = half + params.water_girdle_width / 2
-    x_nearer = jnp.abs(pos[:, 0]) >= jnp.abs(pos[:, 1])
-    sign = lambda x: jnp.where(x >= 0, 1.0, -1.0)  # noqa: E731
-    water = jnp.where(
-        x_nearer[:, None],
-        jnp.stack([sign(pos[:, 0]) * water_line, pos[:, 1]], -1),
-        jnp.stack([pos[:, 0], sign(pos[:, 1]) * water_line], -1),
-    )
-    # Patrol: a point 50 degrees further round a 350 m circle (counter-clockwise).
-    ang = jnp.arctan2(pos[:, 1], pos[:, 0]) + jnp.deg2rad(50.0)
-    patrol = 350.0 * jnp.stack([jnp.cos(ang), jnp.sin(ang)], -1)
-    goal = jnp.where(holding[:, None], jnp.where(fire_known[:, None], target, patrol), water)
-    near_border = jnp.max(jnp.abs(pos), axis=-1) > e - 45.0
-    goal = jnp.where(near_border[:, None], 0.0, goal)
-
-    to_goal = goal - pos
-    desired = jnp.arctan2(to_goal[:, 1], to_goal[:, 0])
-    current = jnp.arctan2(fwd[:, 1], fwd[:, 0])
-    error = jnp.mod(desired - current + jnp.pi, 2 * jnp.pi) - jnp.pi
-    steer = jnp.clip(-error / jnp.deg2rad(params.turn_rate_degrees), -1.0, 1.0)  # +1 turns right
-    # Drop where the plane will be next step, if the fire is inside half the drop radius of it.
-    ahead = pos + params.plane_speed * fwd
-    close = jnp.sum((target - ahead) ** 2, axis=-1) <= (0.5 * params.drop_radius) ** 2
-    drop = (holding & fire_known & close).astype(jnp.int32)
-    return {"continuous": steer[:, None], "discrete": drop[:, None]}

@@ -40,6 +40,18 @@ REWARD_TERM_NAMES = (
     "extinguishing_tree",
     "preparing_tree",
 )
+#: column of each reward term in `reward_terms` (the order of REWARD_TERM_NAMES)
+(
+    CROSSED_BORDER,
+    PICK_UP_WATER,
+    FIRE_OUT,
+    TOO_CLOSE_TO_VILLAGE,
+    TIME_STEP_BURNING,
+    FIND_FIRE,
+    FIND_VILLAGE,
+    EXTINGUISHING_TREE,
+    PREPARING_TREE,
+) = range(len(REWARD_TERM_NAMES))
 
 #: Paper Table 12: rows = task (code ids 0-8), columns = the reward terms above.
 TASK_WEIGHTS = (

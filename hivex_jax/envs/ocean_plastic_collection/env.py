@@ -10,7 +10,7 @@ from flax import struct
 
 from hivex_jax.core import spaces
 from hivex_jax.core.environment import Environment, EnvState, StepOutput
-from hivex_jax.envs.ocean_plastic_collection import dynamics, generator, render, rewards
+from hivex_jax.envs.ocean_plastic_collection import dynamics, generator, heuristics, render, rewards
 from hivex_jax.envs.ocean_plastic_collection.observations import (
     LAYOUT,
     VECTOR_SIZE,
@@ -20,10 +20,17 @@ from hivex_jax.envs.ocean_plastic_collection.observations import (
     observe,
 )
 from hivex_jax.envs.ocean_plastic_collection.params import (
+    CLOSE_TO_OTHER_VESSEL,
+    COLLECT_TRASH,
+    COLLIDE_WITH_TRASH,
+    COLLIDED_WITH_OTHER_VESSEL,
+    CROSSED_BORDER,
     DEFAULT_NUM_AGENTS,
     DEFAULT_NUM_PEBBLES,
     DEFAULT_PHYSICS_SUBSTEPS,
+    GLOBAL_LOWEST_TRASH_COLLECTED,
     MAX_AGENTS,
+    NEARBY_TRASH_COUNT_DELTA,
     PARKED,
     RESPAWN_SLOTS,
     REWARD_TERM_NAMES,
@@ -70,6 +77,8 @@ class OceanPlasticCollection(Environment):
         "render_size",
     )
     discrete_branches = (2, 3)  # throttle {no-op, accelerate}, steer {no-op, right, left}
+    #: the package's scripted controller, `scripted_policy(obs, params) -> action` (heuristics.py)
+    scripted_policy = staticmethod(heuristics.scripted_policy)
 
     def __init__(
         self,
@@ -193,18 +202,18 @@ class OceanPlasticCollection(Environment):
             nearby, state.nearby_reference, params
         )
 
-        raw_terms = jnp.stack(
-            [
-                rewards.collect_trash(collected_count, params),
-                rewards.global_lowest_trash_collected(collected_total, alive, params),
-                rewards.crossed_border(crossed, params),
-                rewards.collided_with_other_vessel(collided, params),
-                rewards.close_to_other_vessel(neighbour_distance, params),
-                nearby_delta,
-                rewards.collide_with_trash(touched, params),
-            ],
-            axis=-1,
-        )
+        columns = {
+            COLLECT_TRASH: rewards.collect_trash(collected_count, params),
+            GLOBAL_LOWEST_TRASH_COLLECTED: rewards.global_lowest_trash_collected(
+                collected_total, alive, params
+            ),
+            CROSSED_BORDER: rewards.crossed_border(crossed, params),
+            COLLIDED_WITH_OTHER_VESSEL: rewards.collided_with_other_vessel(collided, params),
+            CLOSE_TO_OTHER_VESSEL: rewards.close_to_other_vessel(neighbour_distance, params),
+            NEARBY_TRASH_COUNT_DELTA: nearby_delta,
+            COLLIDE_WITH_TRASH: rewards.collide_with_trash(touched, params),
+        }
+        raw_terms = jnp.stack([columns[k] for k in range(len(REWARD_TERM_NAMES))], axis=-1)
         terms = raw_terms * params.task_weights[params.task]
         new_state = state.replace(
             step=t,
@@ -224,14 +233,15 @@ class OceanPlasticCollection(Environment):
             "raw_reward_terms": raw_terms,
             "stats": {
                 # HIVEX's logged statistics (task weight applied, as in the reference logs) ...
-                "local_reward": terms[:, 0] * active,
-                "global_reward": terms[:, 1] * active,
+                "local_reward": terms[:, COLLECT_TRASH] * active,
+                "global_reward": terms[:, GLOBAL_LOWEST_TRASH_COLLECTED] * active,
                 # ... and the counts behind them.
                 "pebbles_collected": collected_count,
                 "vessel_collisions": collided.astype(jnp.float32),
                 "border_crossings": crossed.astype(jnp.float32),
                 "trash_contacts": touched.astype(jnp.float32),
-                "close_to_other_vessel_steps": (raw_terms[:, 4] != 0).astype(jnp.float32) * active,
+                "close_to_other_vessel_steps": (raw_terms[:, CLOSE_TO_OTHER_VESSEL] != 0).astype(jnp.float32)
+                * active,
             },
             "nearby_trash_count": nearby,
         }

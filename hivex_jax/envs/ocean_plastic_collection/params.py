@@ -28,6 +28,16 @@ REWARD_TERM_NAMES = (
     "nearby_trash_count_delta",
     "collide_with_trash",
 )
+#: column of each reward term in `reward_terms` (the order of REWARD_TERM_NAMES)
+(
+    COLLECT_TRASH,
+    GLOBAL_LOWEST_TRASH_COLLECTED,
+    CROSSED_BORDER,
+    COLLIDED_WITH_OTHER_VESSEL,
+    CLOSE_TO_OTHER_VESSEL,
+    NEARBY_TRASH_COUNT_DELTA,
+    COLLIDE_WITH_TRASH,
+) = range(len(REWARD_TERM_NAMES))
 
 #: Paper Table 10: rows = task (code ids 0-3), columns = REWARD_TERM_NAMES.
 TASK_WEIGHTS = (

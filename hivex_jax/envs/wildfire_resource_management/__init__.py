@@ -1,10 +1,7 @@
 """Wildfire Resource Management (WildfireResourceManagement-v0)."""
 
-from hivex_jax.envs.wildfire_resource_management.env import (
-    WildfireResourceManagement,
-    WildfireState,
-    scripted_policy,
-)
+from hivex_jax.envs.wildfire_resource_management.env import WildfireResourceManagement, WildfireState
+from hivex_jax.envs.wildfire_resource_management.heuristics import scripted_policy
 from hivex_jax.envs.wildfire_resource_management.params import WildfireParams
 from hivex_jax.wrappers.frame_stack import FrameStack
 
@@ -12,15 +9,13 @@ from hivex_jax.wrappers.frame_stack import FrameStack
 STACKED_FRAMES = 2
 
 
-def make_default(fire_resolution: int = 32, render_size: int = 256) -> FrameStack:
-    """The registered environment: `WildfireResourceManagement` with 2-frame vector stacking."""
-    return FrameStack(
-        WildfireResourceManagement(fire_resolution=fire_resolution, render_size=render_size),
-        {"vector": STACKED_FRAMES},
-    )
+def make_default(**static) -> FrameStack:
+    """The registered default: the env with HIVEX's 2-frame vector stacking; `static` are the constructor
+    options."""
+    return FrameStack(WildfireResourceManagement(**static), {"vector": STACKED_FRAMES})
 
 
-make_default.static_options = ("fire_resolution", "render_size")
+make_default.static_options = WildfireResourceManagement.static_options
 
 __all__ = [
     "STACKED_FRAMES",

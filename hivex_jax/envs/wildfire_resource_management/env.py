@@ -11,13 +11,16 @@ from flax import struct
 
 from hivex_jax.core import spaces
 from hivex_jax.core.environment import Environment, EnvState, StepOutput
-from hivex_jax.envs.wildfire_resource_management import dynamics, generator, render, rewards
+from hivex_jax.envs.wildfire_resource_management import dynamics, generator, heuristics, render, rewards
 from hivex_jax.envs.wildfire_resource_management.generator import BURNING, BURNT
 from hivex_jax.envs.wildfire_resource_management.observations import LAYOUT, VECTOR_SIZE, observe
 from hivex_jax.envs.wildfire_resource_management.params import (
+    COLLECTIVE,
+    NEIGHBOURHOOD,
     NUM_BRANCHES,
     NUM_TOWERS,
     REWARD_TERM_NAMES,
+    SELF,
     TASK_NAMES,
     WildfireParams,
     task_weight_row,
@@ -60,6 +63,8 @@ class WildfireResourceManagement(Environment):
     params_type = WildfireParams
     static_options: ClassVar[tuple[str, ...]] = ("fire_resolution", "render_size")
     discrete_branches = (3,) * NUM_BRANCHES
+    #: the package's scripted controller, `scripted_policy(obs, params) -> action` (heuristics.py)
+    scripted_policy = staticmethod(heuristics.scripted_policy)
 
     def __init__(self, fire_resolution: int = 32, render_size: int = 256):
         if fire_resolution % COARSE_MAP or not 16 <= fire_resolution <= 128:
@@ -128,14 +133,12 @@ class WildfireResourceManagement(Environment):
         #    sighting, eq. 6-8), weighted by the resources as allocated now.
         p = rewards.tower_performance(state.previous_distance, state.distance, params)
         collective = rewards.collective_reward(p, params)
-        raw_terms = jnp.stack(
-            [
-                rewards.self_reward(p, allocation[:, 0], support, params),
-                rewards.neighbourhood_reward(p, self._neighbours, allocation[:, 1:], params),
-                jnp.broadcast_to(collective, p.shape),
-            ],
-            axis=-1,
-        )
+        columns = {
+            SELF: rewards.self_reward(p, allocation[:, 0], support, params),
+            NEIGHBOURHOOD: rewards.neighbourhood_reward(p, self._neighbours, allocation[:, 1:], params),
+            COLLECTIVE: jnp.broadcast_to(collective, p.shape),
+        }
+        raw_terms = jnp.stack([columns[k] for k in range(len(REWARD_TERM_NAMES))], axis=-1)
         terms = raw_terms * task_weight_row(params)
 
         # 3. The fire advances one step.
@@ -174,9 +177,9 @@ class WildfireResourceManagement(Environment):
                 # HIVEX's logged statistics (reference §3.2 / §6.12). Per-step increments: the episode
                 # sums are HIVEX's per-episode values.
                 "individual_performance": p,
-                "collective_performance": terms[:, 2],
-                "reward_for_moving_resources_to_self": terms[:, 0],
-                "reward_for_moving_resources_to_neighbours": terms[:, 1],
+                "collective_performance": terms[:, COLLECTIVE],
+                "reward_for_moving_resources_to_self": terms[:, SELF],
+                "reward_for_moving_resources_to_neighbours": terms[:, NEIGHBOURHOOD],
                 # Increments of the resources handed out, so the episode sum is the count at the end.
                 "individual_resource_count": handed_out - jnp.sum(state.allocation, axis=-1),
             },
@@ -224,22 +227,3 @@ class WildfireResourceManagement(Environment):
 
     def render(self, state: WildfireState, params: WildfireParams) -> jax.Array:
         return render.render_world(state, params, self.neighbours, self.render_size)
-
-
-def scripted_policy(obs: dict[str, jax.Array], params: WildfireParams) -> dict[str, jax.Array]:
-    """Put the whole budget where the task pays most per unit: neighbours (scaled by
-    `neighbour_resource_scale`) when their weight beats self's, else self; take it from the other side.
-
-    Task 0 and 2 -> all to the 3 neighbours, task 1 (Keep All) -> all to self. Uses no fire information:
-    a tower's observation does not say where the tower is, so it cannot tell which neighbour is nearer.
-    """
-    a = obs["vector"].shape[0]
-    w = task_weight_row(params)
-    to_neighbours = w[1] * params.neighbour_resource_scale > w[0]
-    self_branch = jnp.where(to_neighbours, dynamics.REMOVE, dynamics.ADD)
-    nb_branch = jnp.where(to_neighbours, dynamics.ADD, dynamics.REMOVE)
-    row = jnp.stack([self_branch, nb_branch, nb_branch, nb_branch]).astype(jnp.int32)
-    return {
-        "continuous": jnp.zeros((a, 0), jnp.float32),
-        "discrete": jnp.broadcast_to(row, (a, NUM_BRANCHES)),
-    }

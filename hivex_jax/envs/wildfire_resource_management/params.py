@@ -18,6 +18,12 @@ NUM_BRANCHES = 1 + NUM_NEIGHBOURS  # branch 0 = self, branches 1-3 = neighbours 
 
 TASK_NAMES = ("Distribute Resources", "Keep All", "Distribute All")
 REWARD_TERM_NAMES = ("self", "neighbourhood", "collective")
+#: column of each reward term in `reward_terms` (the order of REWARD_TERM_NAMES)
+(
+    SELF,
+    NEIGHBOURHOOD,
+    COLLECTIVE,
+) = range(len(REWARD_TERM_NAMES))
 
 #: Paper Table 9 with the task ids of the model cards and logs (reference §2.2, contradiction 20):
 #: rows = task (0 Distribute Resources, 1 Keep All, 2 Distribute All); columns = self, neighbourhood,

@@ -10,11 +10,13 @@ from flax import struct
 
 from hivex_jax.core import spaces
 from hivex_jax.core.environment import Environment, EnvState, StepOutput
-from hivex_jax.envs.wind_farm_control import generator, render, rewards
+from hivex_jax.envs.wind_farm_control import generator, heuristics, render, rewards
 from hivex_jax.envs.wind_farm_control.dynamics import rotate, wind_angle
 from hivex_jax.envs.wind_farm_control.observations import LAYOUT, VECTOR_SIZE, observe
 from hivex_jax.envs.wind_farm_control.params import (
+    AVOID_DAMAGE,
     DEFAULT_NUM_AGENTS,
+    GENERATE_ENERGY,
     PATTERN_NAMES,
     REWARD_TERM_NAMES,
     SUPPORTED_AGENT_COUNTS,
@@ -48,6 +50,8 @@ class WindFarmControl(Environment):
     params_type = WindFarmParams
     static_options: ClassVar[tuple[str, ...]] = ("num_agents", "render_size")
     discrete_branches = (3,)
+    #: the package's scripted controller, `scripted_policy(obs, params) -> action` (heuristics.py)
+    scripted_policy = staticmethod(heuristics.scripted_policy)
 
     def __init__(self, num_agents: int = DEFAULT_NUM_AGENTS, render_size: int = 128):
         if num_agents not in SUPPORTED_AGENT_COUNTS:
@@ -98,13 +102,11 @@ class WindFarmControl(Environment):
         misalign = rewards.misalignment(facing, state.local_wind_angle)
         w = rewards.wind_power_fraction(rewards.alignment_theta(misalign, params))
         performance = rewards.update_performance(state.performance, w, params)
-        raw_terms = jnp.stack(
-            [
-                rewards.generate_energy_reward(performance),
-                rewards.avoid_damage_reward(facing, state.local_wind_angle),
-            ],
-            axis=-1,
-        )
+        columns = {
+            GENERATE_ENERGY: rewards.generate_energy_reward(performance),
+            AVOID_DAMAGE: rewards.avoid_damage_reward(facing, state.local_wind_angle),
+        }
+        raw_terms = jnp.stack([columns[k] for k in range(len(REWARD_TERM_NAMES))], axis=-1)
         weights = params.task_weights[params.task]
         terms = raw_terms * weights
         t = state.step + 1
@@ -125,8 +127,8 @@ class WindFarmControl(Environment):
             "raw_reward_terms": raw_terms,
             "stats": {
                 # HIVEX's logged statistics (task weight applied, as in the reference logs).
-                "individual_performance": terms[:, 0],
-                "avoid_damage_reward": terms[:, 1],
+                "individual_performance": terms[:, GENERATE_ENERGY],
+                "avoid_damage_reward": terms[:, AVOID_DAMAGE],
                 "misalignment_degrees": jnp.rad2deg(misalign),
             },
         }
@@ -149,19 +151,3 @@ class WindFarmControl(Environment):
 
     def render(self, state: WindFarmState, params: WindFarmParams) -> jax.Array:
         return render.render_farm(state, params, self.render_size)
-
-
-def scripted_policy(obs: dict[str, jax.Array], params: WindFarmParams) -> dict[str, jax.Array]:
-    """ "Turn into the wind": rotate towards the wind's source unless within half a rotation step."""
-    facing = obs["vector"][:, LAYOUT["facing"]]
-    wind = obs["vector"][:, LAYOUT["wind_direction"]]
-    target = -wind  # face where the wind comes from
-    cross = facing[:, 0] * target[:, 1] - facing[:, 1] * target[:, 0]  # > 0: target is to the left
-    dot = jnp.sum(facing * target, axis=-1)
-    error = jnp.arctan2(cross, dot)
-    half_step = jnp.deg2rad(params.rotation_step_degrees) / 2
-    yaw = jnp.where(error > half_step, 1, jnp.where(error < -half_step, 2, 0)).astype(jnp.int32)
-    return {
-        "continuous": jnp.zeros((facing.shape[0], 0), jnp.float32),
-        "discrete": yaw[:, None],
-    }

@@ -23,6 +23,11 @@ PATTERN_NAMES = (
 )
 TASK_NAMES = ("Generate Energy", "Avoid Damage")
 REWARD_TERM_NAMES = ("generate_energy", "avoid_damage")
+#: column of each reward term in `reward_terms` (the order of REWARD_TERM_NAMES)
+(
+    GENERATE_ENERGY,
+    AVOID_DAMAGE,
+) = range(len(REWARD_TERM_NAMES))
 
 #: Paper Table 8: rows = task (0 Generate Energy, 1 Avoid Damage), columns = reward terms.
 TASK_WEIGHTS = ((1.0, 0.0), (0.0, 1.0))
