@@ -10,8 +10,8 @@ __all__ = ["IPPOConfig", "MAPPOConfig", "PPOConfig", "load_config", "make_train"
 
 
 def make_train(config, env=None, env_params=None):
-    """`ippo.make_train` or `mappo.make_train` according to `config.algo`."""
-    from baselines.runner import make_train as _make_train
+    """`baselines.ppo.make_train`: IPPO or MAPPO according to `config.algo`."""
+    from baselines.ppo import make_train as _make_train
 
     return _make_train(config, env, env_params)
 

@@ -17,7 +17,8 @@ def train_throughput(config_path: str | None, overrides: list[str], num_updates:
     once to warm up and once timed. Returns env and agent steps per second over all seeds (rollout +
     GAE + PPO epochs, i.e. everything `hivex train` does between host calls), and the compile time."""
     from baselines.config import load_config
-    from baselines.runner import Population, make_train
+    from baselines.population import Population
+    from baselines.ppo import make_train
 
     config = load_config(config_path, [*overrides, f"chunk_updates={int(num_updates)}"])
     train = make_train(config)

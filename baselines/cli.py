@@ -153,7 +153,8 @@ def train_main(argv: list[str]) -> int:
             raise UserError(f"{named} already holds a run; use --resume {named} or another name")
     validate_env(config)
     _compilation_cache()
-    from baselines.runner import NonFiniteError, run_training
+    from baselines.guards import NonFiniteError
+    from baselines.runner import run_training
 
     try:
         summary = run_training(
@@ -232,7 +233,8 @@ def evaluate_main(argv: list[str]) -> int:
         raise UserError(f"--out {out} is a folder; give a file name like {out / 'eval.json'}")
     check_writable_dir(out.parent, "output folder")
     _compilation_cache()
-    from baselines.runner import evaluate_run, format_results, plot_eval
+    from baselines.evaluation import evaluate_run
+    from baselines.run_files import format_results, plot_eval
 
     results = evaluate_run(run_dir, args.worlds, not args.no_baselines, args.steps)
     results = {"protocol": "held-out", **results}
@@ -277,7 +279,9 @@ def _evaluate_hivex(run_dir: Path, config: Any, args: Any) -> int:
 @reports_user_errors("hivex sweep")
 def sweep_main(argv: list[str]) -> int:
     """`hivex sweep [--config FILE] --grid key=v1,v2 [...] [key=value ...]`: train every combination
-    (each with `num_seeds` vmapped seeds), evaluate on held-out worlds, tabulate mean +- 95% CI."""
+    (each with `num_seeds` vmapped seeds), evaluate on held-out worlds, tabulate mean +- 95% CI. A
+    combination that diverges (NaN/inf) is tabulated as diverged and the sweep goes on; exit status 3
+    only if every combination diverged."""
     p = ArgumentParser(
         prog="hivex sweep",
         description="Seed-sweep generalisation study over a grid of config values. Each combination is a "
@@ -311,12 +315,18 @@ def sweep_main(argv: list[str]) -> int:
         if (sweep_dir / slug / checkpoint.CHECKPOINT_DIR).exists():
             raise UserError(f"{sweep_dir / slug} already holds a run; use another --name or --out-dir")
     _compilation_cache()
+    from baselines.guards import NonFiniteError
     from baselines.runner import run_training
 
     rows = []
     for label, slug, config in zip(labels, slugs, configs, strict=True):
         print(f"\n=== {label} ===")
-        summary = run_training(config, sweep_dir / slug, progress=not args.no_progress)
+        try:
+            summary = run_training(config, sweep_dir / slug, progress=not args.no_progress)
+        except NonFiniteError as exc:  # one diverged combination (e.g. too high an lr) is a result
+            print(f"hivex sweep: {label}: {one_line(exc)}", file=sys.stderr)
+            rows.append({"combination": label, "run_dir": str(sweep_dir / slug), "diverged": one_line(exc)})
+            continue
         policies = summary["eval"]["policies"]
         rows.append(
             {
@@ -327,12 +337,16 @@ def sweep_main(argv: list[str]) -> int:
         )
     sweep_dir.mkdir(parents=True, exist_ok=True)
     (sweep_dir / "sweep.json").write_text(json.dumps(rows, indent=1))
-    names = [n for n in ("greedy", "stochastic", "scripted", "random") if n in rows[0]]
-    lines = [
-        "| combination | " + " | ".join(f"{n} return (mean ± 95% CI)" for n in names) + " |",
-        "|---|" + "---|" * len(names),
-    ]
+    finished = [r for r in rows if "diverged" not in r]
+    names = [n for n in ("greedy", "stochastic", "scripted", "random") if finished and n in finished[0]]
+    columns = [f"{n} return (mean ± 95% CI)" for n in names] or ["result"]  # all diverged: one column
+    lines = ["| combination | " + " | ".join(columns) + " |", "|---|" + "---|" * len(columns)]
     for r in rows:
+        if "diverged" in r:
+            lines.append(
+                f"| {r['combination']} | " + " | ".join(["diverged (NaN/inf)"] * len(columns)) + " |"
+            )
+            continue
         lines.append(
             f"| {r['combination']} | "
             + " | ".join(  # a policy run once (scripted, random) has no spread over seeds
@@ -347,10 +361,11 @@ def sweep_main(argv: list[str]) -> int:
     (sweep_dir / "sweep.md").write_text(table + "\n")
     from hivex_jax.eval.plots import sweep_summary
 
-    sweep_summary(sweep_dir / "sweep.png", rows, f"{configs[0].algo.upper()} on {configs[0].env_id}")
+    if finished:  # the plot shows the combinations that finished
+        sweep_summary(sweep_dir / "sweep.png", finished, f"{configs[0].algo.upper()} on {configs[0].env_id}")
     print("\n" + table)
-    print(f"wrote {sweep_dir / 'sweep.json'}, sweep.md and sweep.png")
-    return 0
+    print(f"wrote {sweep_dir / 'sweep.json'}, sweep.md" + (" and sweep.png" if finished else ""))
+    return 0 if finished else 3
 
 
 if __name__ == "__main__":

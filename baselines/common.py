@@ -1,52 +1,20 @@
-"""Kernels shared by IPPO and MAPPO, written once: the env stack with auto-reset, GAE, the PPO loss,
-minibatch shuffling, the optimizer and the rollout metrics.
+"""The PPO trainer's kernels (`baselines.ppo` reads them in order): the env stack with auto-reset,
+GAE, the PPO loss, minibatch shuffling, the optimizer, the rollout metrics and the finite flags.
 
 Array layout everywhere: `[T, num_envs, num_agents, ...]`; `flatten_batch` is the one reshape point.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import jax
 import jax.numpy as jnp
 import optax
-from flax import struct
 
 import hivex_jax
 from baselines.config import PPOConfig
 from hivex_jax.wrappers import AutoReset, EpisodeStatistics, PregeneratedWorldPool, WorldPool
-
-
-# ------------------------------------------------------------------------------------------ state
-@struct.dataclass
-class RunnerState:
-    """Everything a resumed run needs (one seed; the host stacks seeds on a leading axis)."""
-
-    params: Any  # {"actor": ..., "critic": ...}
-    opt_state: Any  # optax state, including the learning-rate schedule's count
-    env_state: Any  # [num_envs, ...] EpisodeStatistics(WorldPool(env)) states
-    obs: Any  # [num_envs, A, ...] current observations
-    rng: jax.Array  # u32[2]
-    update: jax.Array  # i32[], updates done
-
-
-@struct.dataclass
-class Transition:
-    """One step of a rollout, shaped `[num_envs, A, ...]` (a scan stacks a leading T)."""
-
-    obs: Any  # actor input
-    critic_obs: Any  # critic input (IPPO: = obs; MAPPO: global state + agent id)
-    action: dict
-    log_prob: jax.Array  # f32[N, A]
-    value: jax.Array  # f32[N, A], V(s_t)
-    next_value: jax.Array  # f32[N, A], V(s_{t+1}) before any reset: V(final obs) at an episode's end
-    reward: jax.Array  # f32[N, A]
-    terminated: jax.Array  # bool[N, A], no bootstrap
-    episode_end: jax.Array  # bool[N, A], the episode ended here (terminated or truncated): cut GAE
-    active: jax.Array  # bool[N, A], agent acted this step (loss mask)
 
 
 # ------------------------------------------------------------------------------------ environment
@@ -218,8 +186,9 @@ def make_optimizer(config: PPOConfig) -> optax.GradientTransformation:
 
 
 # ----------------------------------------------------------------------------------------- helpers
-def rollout_metrics(traj: Transition, info: dict) -> dict[str, jax.Array]:
-    """Per-update training metrics from a `[T, N, A]` trajectory and the stacked step infos.
+def rollout_metrics(traj: Any, info: dict) -> dict[str, jax.Array]:
+    """Per-update training metrics from a `[T, N, A]` trajectory (a `ppo.Transition`) and the
+    stacked step infos.
 
     `episodes` / `episode_return_sum`: finished episodes and the sum of their returns (each the mean
     of the agents' returns), so the host can average over any window without losing seeds.
@@ -260,88 +229,6 @@ def finite_flags(losses: jax.Array, opt_state: Any, params: Any) -> dict[str, ja
     }
 
 
-def make_update_chunk(
-    config: PPOConfig,
-    actor: Any,
-    critic: Any,
-    optimizer: optax.GradientTransformation,
-    rollout: Callable[[RunnerState], tuple[RunnerState, tuple[Transition, dict]]],
-    critic_input: Callable[[Transition], Any],
-) -> Callable[[RunnerState], tuple[RunnerState, dict]]:
-    """PPO's `update_chunk(runner)`, shared by IPPO and MAPPO: `chunk_updates` x (rollout, GAE,
-    `update_epochs` x `num_minibatches` clipped-PPO steps), metrics shaped `[K]` per key (with the
-    `finite_*` flags of `finite_flags`). The
-    algorithms differ only in `rollout` and in what the critic reads (`critic_input(traj)`)."""
-
-    # ----------------------------------------------------------------------------------- loss
-    def loss_fn(params: dict, minibatch: tuple) -> tuple[jax.Array, dict]:
-        traj, advantages, targets = minibatch
-        dist = actor.apply(params["actor"], traj.obs)
-        value = critic.apply(params["critic"], critic_input(traj))
-        return ppo_loss(
-            dist.log_prob(traj.action),
-            traj.log_prob,
-            advantages,
-            dist.entropy(),
-            value,
-            traj.value,
-            targets,
-            traj.active,
-            config.clip_eps,
-            config.clip_value_eps,
-            config.vf_coef,
-            config.ent_coef,
-            config.normalize_advantages,
-        )
-
-    # --------------------------------------------------------------------------------- update
-    def update_step(runner: RunnerState, _: Any) -> tuple[RunnerState, dict]:
-        runner, (traj, episode) = rollout(runner)
-        advantages, targets = gae(
-            traj.reward,
-            traj.value,
-            traj.next_value,
-            traj.terminated,
-            traj.episode_end,
-            traj.active,
-            config.gamma,
-            config.gae_lambda,
-        )
-        batch = flatten_batch((traj, advantages, targets))
-
-        def epoch(carry: tuple, _: Any) -> tuple[tuple, dict]:
-            params, opt_state, key = carry
-            key, k_shuffle = jax.random.split(key)
-
-            def minibatch_step(carry: tuple, minibatch: tuple) -> tuple[tuple, dict]:
-                params, opt_state = carry
-                grads, metrics = jax.grad(loss_fn, has_aux=True)(params, minibatch)
-                updates, opt_state = optimizer.update(grads, opt_state, params)
-                return (optax.apply_updates(params, updates), opt_state), metrics
-
-            minibatches = shuffled_minibatches(k_shuffle, batch, config.num_minibatches)
-            (params, opt_state), metrics = jax.lax.scan(minibatch_step, (params, opt_state), minibatches)
-            return (params, opt_state, key), metrics
-
-        rng, k_epochs = jax.random.split(runner.rng)
-        (params, opt_state, _), loss_metrics = jax.lax.scan(
-            epoch, (runner.params, runner.opt_state, k_epochs), None, config.update_epochs
-        )
-        metrics = {
-            **rollout_metrics(traj, {"episode": episode}),
-            **jax.tree.map(jnp.mean, loss_metrics),
-            **finite_flags(loss_metrics["loss"], opt_state, params),
-        }
-        runner = runner.replace(params=params, opt_state=opt_state, rng=rng, update=runner.update + 1)
-        return runner, metrics
-
-    def update_chunk(runner: RunnerState) -> tuple[RunnerState, dict]:
-        """`chunk_updates` updates in one scan; metrics shaped `[K]` per key."""
-        return jax.lax.scan(update_step, runner, None, config.chunk_updates)
-
-    return update_chunk
-
-
 def stack_trees(trees: list[Any]) -> Any:
     """Stack a list of identical pytrees on a new leading axis."""
     return jax.tree.map(lambda *xs: jnp.stack(xs), *trees)
@@ -351,25 +238,3 @@ def example_obs(env: Any, params: Any) -> dict:
     """A zero observation with the env's shapes/dtypes (network init)."""
     space = env.observation_space(params)
     return {k: jnp.zeros(s.shape, s.dtype) for k, s in space.spaces.items()}
-
-
-def policy_action(actor_apply: Callable, actor_params: Any, obs: dict, key: jax.Array, greedy: bool) -> dict:
-    """Sample (or take the mode of) the actor's hybrid action for `obs` [..., A, ...]."""
-    dist = actor_apply(actor_params, obs)
-    return dist.mode() if greedy else dist.sample(key)
-
-
-@dataclass(frozen=True)
-class Train:
-    """What `make_train` returns. `init(key) -> RunnerState` and `update_chunk(RunnerState) ->
-    (RunnerState, metrics [K, ...])` are pure and jittable (one seed; vmap them over seeds);
-    `act(params, obs [A, ...], key, greedy) -> action` is the trained policy for evaluation;
-    `rollout(RunnerState)` collects one update's trajectory (for tests and inspection)."""
-
-    config: PPOConfig
-    env: Any
-    env_params: Any
-    init: Callable[[jax.Array], RunnerState]
-    update_chunk: Callable[[RunnerState], tuple[RunnerState, dict]]
-    act: Callable[[Any, dict, jax.Array, bool], dict]
-    rollout: Callable[[RunnerState], tuple[RunnerState, tuple[Transition, dict]]]

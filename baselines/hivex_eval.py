@@ -12,7 +12,7 @@ from typing import Any
 
 import jax
 
-from baselines import runner
+from baselines import evaluation
 from hivex_jax.eval import rollout
 from hivex_jax.eval.hivex_protocol import evaluate_hivex_protocol, hivex_test_run
 
@@ -30,7 +30,7 @@ def evaluate_run_hivex(
     `runs` defaults to min(3, the run's seeds), as HIVEX tested 3 runs per cell. The scripted controller is
     deterministic given the worlds, so it plays one run; random plays as many runs as the trained policy.
     """
-    config, population, state = runner.load_run(run_dir)
+    config, population, state = evaluation.load_run(run_dir)
     train = population.train
     env, env_params = train.env, train.env_params
     runs = min(3, config.num_seeds) if runs is None else runs
@@ -40,7 +40,12 @@ def evaluate_run_hivex(
     params = jax.tree.map(lambda x: x[:runs], state.params)
     policies: dict[str, Any] = {
         "stochastic": evaluate_hivex_protocol(
-            env, env_params, runner.trained_policy(train, greedy=False), params, protocol, progress=progress
+            env,
+            env_params,
+            evaluation.trained_policy(train, greedy=False),
+            params,
+            protocol,
+            progress=progress,
         )
     }
     if baselines:

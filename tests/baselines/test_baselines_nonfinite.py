@@ -14,7 +14,7 @@ from trainer_fake_env import TINY_CONFIG
 from baselines import checkpoint
 from baselines.cli import train_main
 from baselines.common import finite_flags
-from baselines.runner import check_resume_config, first_nonfinite
+from baselines.guards import check_resume_config, first_nonfinite
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -109,3 +109,42 @@ def test_divergence_stops_keeps_the_finite_checkpoint_and_resumes(tmp_path, caps
     assert train_main(["--resume", str(early), "--no-progress", "lr=0.001"]) == 0
     assert _rows(early) == _rows(tmp_path / "straight")
     assert json.loads((early / "eval.json").read_text())["policies"] == straight_eval
+
+
+def test_sweep_records_a_diverged_combination_and_goes_on(tmp_path, capsys, monkeypatch):
+    # training stubbed out: lr=1e30 "diverges", any other lr "finishes" with hand-made summaries
+    import baselines.runner
+    from baselines.cli import sweep_main
+    from baselines.guards import NonFiniteError
+
+    trained = []
+
+    def fake_run_training(config, run_dir, progress=True):
+        trained.append(config.lr)
+        if config.lr > 1.0:
+            raise NonFiniteError("seed 0 of 2: loss not finite (NaN/inf) at update 1; stopped.")
+        block = {"mean": 7.5, "ci95": 0.5, "iqm": 7.5, "num_seeds": 2}
+        policies = {"greedy": {"summary": block}, "stochastic": {"summary": block}}
+        return {"run_dir": str(run_dir), "eval": {"policies": policies}}
+
+    monkeypatch.setattr(baselines.runner, "run_training", fake_run_training)
+    config = tmp_path / "tiny.yaml"
+    config.write_text(yaml.safe_dump({**TINY_CONFIG, "gif_frames": 0}))
+    args = ["--config", str(config), "--out-dir", str(tmp_path), "--no-progress"]
+    assert sweep_main([*args, "--grid", "lr=1e30,0.001"]) == 0
+    assert trained == [1e30, 0.001]  # the sweep went on after the divergence
+    assert "hivex sweep: lr=1e30: seed 0 of 2: loss not finite" in capsys.readouterr().err
+    rows = json.loads((tmp_path / "sweep" / "sweep.json").read_text())
+    assert [r["combination"] for r in rows] == ["lr=1e30", "lr=0.001"]
+    assert "loss not finite" in rows[0]["diverged"] and "greedy" not in rows[0]
+    assert rows[1]["greedy"]["mean"] == 7.5
+    table = (tmp_path / "sweep" / "sweep.md").read_text().splitlines()
+    assert table[2] == "| lr=1e30 | diverged (NaN/inf) | diverged (NaN/inf) |"
+    assert table[3] == "| lr=0.001 | 7.5 ± 0.5 | 7.5 ± 0.5 |"
+    assert (tmp_path / "sweep" / "sweep.png").stat().st_size > 0
+
+    # every combination diverged: the table says so, no plot, exit status 3
+    assert sweep_main([*args, "--name", "all", "--grid", "lr=1e30,1e31"]) == 3
+    table = (tmp_path / "all" / "sweep.md").read_text().splitlines()
+    assert table[0] == "| combination | result |" and table[3] == "| lr=1e31 | diverged (NaN/inf) |"
+    assert not (tmp_path / "all" / "sweep.png").exists()

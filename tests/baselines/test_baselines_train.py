@@ -15,7 +15,8 @@ from baselines import checkpoint
 from baselines.cli import evaluate_main, train_main
 from baselines.common import flatten_batch, shuffled_minibatches
 from baselines.config import from_dict
-from baselines.runner import Population, get_population, make_train
+from baselines.population import Population, get_population
+from baselines.ppo import make_train
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -263,7 +264,7 @@ def test_train_throughput_helper():
 
 @pytest.mark.timeout(120)
 def test_critic_inputs_rows_follow_agents():
-    from baselines.mappo import critic_inputs
+    from baselines.ppo import critic_inputs
 
     state = jnp.arange(10.0).reshape(2, 5)  # 2 envs, S = 5
     out = np.asarray(critic_inputs(state, 3, agent_id=True)["vector"])

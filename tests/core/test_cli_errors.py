@@ -127,13 +127,14 @@ CASES = [
 
 @pytest.mark.parametrize(("argv", "expected"), CASES, ids=[" ".join(a) for a, _ in CASES])
 def test_user_error_is_one_line_with_status_2(argv, expected, files, capsys, monkeypatch):
+    import baselines.evaluation
     import baselines.runner
 
     def must_not_run(*args, **kwargs):
         raise AssertionError("a user error must be reported before training or evaluating")
 
-    for name in ("run_training", "evaluate_run"):
-        monkeypatch.setattr(baselines.runner, name, must_not_run)
+    monkeypatch.setattr(baselines.runner, "run_training", must_not_run)
+    monkeypatch.setattr(baselines.evaluation, "evaluate_run", must_not_run)
     monkeypatch.chdir(files)  # nothing any case might write lands in the repository
     argv = [a.replace("{tmp}", str(files)) for a in argv]
     expected = [e.replace("{tmp}", str(files)) for e in expected]

@@ -1,0 +1,207 @@
+"""Held-out evaluation: the trained policy (greedy and stochastic, every seed) and the baselines
+(scripted, random) on test worlds, as compiled programs; and a saved run scored on any worlds."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from baselines import checkpoint
+from baselines.config import PPOConfig, from_dict
+from baselines.population import Population, cached, compute_key, get_population
+from baselines.ppo import Train
+from hivex_jax.eval import rollout
+from hivex_jax.eval.stats import summarize
+
+
+def trained_policy(train: Train, greedy: bool) -> rollout.Policy:
+    """The trained actor as an evaluation `Policy` (its params: the runner's `params`)."""
+    return lambda params, key, obs, state: train.act(params, obs, key, greedy)
+
+
+def _greedy_or_stochastic(train: Train) -> rollout.Policy:
+    """Policy over `(params, greedy: bool[])`: one compiled program scores both variants."""
+
+    def policy(params_and_flag, key, obs, state):
+        params, greedy = params_and_flag
+        mode, sample = train.act(params, obs, key, True), train.act(params, obs, key, False)
+        return jax.tree.map(lambda a, b: jnp.where(greedy, a, b), mode, sample)
+
+    return policy
+
+
+def _baseline_policies(env: Any, env_params: Any) -> tuple[list[str], rollout.Policy]:
+    """Names and one policy over an index: the scripted controller (if the env has one) and random."""
+    names, policies = [], []
+    scripted = rollout.scripted_policy(env, env_params)
+    if scripted is not None:
+        names.append("scripted")
+        policies.append(scripted)
+    names.append("random")
+    policies.append(rollout.random_policy(env))
+
+    def policy(index, key, obs, state):
+        actions = [p(None, key, obs, state) for p in policies]
+        return jax.tree.map(lambda *xs: jnp.stack(xs)[index], *actions)
+
+    return names, policy
+
+
+class HeldOutEvaluation:
+    """Compiled evaluations on the test worlds, two programs in all: the trained policy (greedy and
+    stochastic, every seed) and the baselines (the env's scripted controller, random). One
+    `eval_seed` stream for all of them, so every policy meets the same worlds and the same noise."""
+
+    def __init__(self, train: Train, worlds: str | Sequence[int], num_steps: int | None = None):
+        cfg = train.config
+        env, params = train.env, train.env_params
+        key = jax.random.PRNGKey(cfg.eval_seed)
+        self.worlds = rollout.seed_range(worlds)
+        self.num_seeds = cfg.num_seeds
+        self.reward_term_names = tuple(env.reward_term_names)
+        self.trained = rollout.Evaluator(
+            env, params, _greedy_or_stochastic(train), self.worlds, key, num_steps, batched=True
+        )
+        self.baseline_names, baseline = _baseline_policies(env, params)
+        self.baselines = rollout.Evaluator(env, params, baseline, self.worlds, key, num_steps, batched=True)
+
+    def on(self, worlds: Sequence[int]) -> HeldOutEvaluation:
+        """The same compiled evaluation on other worlds (same count: no recompilation)."""
+        other = copy.copy(self)
+        other.worlds = rollout.seed_range(worlds)
+        return other
+
+    def trained_totals(self, params: Any) -> dict[str, dict[str, np.ndarray]]:
+        """`{"greedy": totals [S, W, A, ...], "stochastic": ...}` for population params `[S, ...]`."""
+        both = jax.tree.map(lambda x: jnp.concatenate([x, x]), params)
+        flags = jnp.arange(2 * self.num_seeds) < self.num_seeds
+        totals = self.trained((both, flags), self.worlds)
+        s = self.num_seeds
+        return {
+            "greedy": jax.tree.map(lambda x: x[:s], totals),
+            "stochastic": jax.tree.map(lambda x: x[s:], totals),
+        }
+
+    def baseline_totals(self) -> dict[str, dict[str, np.ndarray]]:
+        """`{"scripted": totals [W, A, ...], "random": ...}`."""
+        totals = self.baselines(jnp.arange(len(self.baseline_names)), self.worlds)
+        return {n: jax.tree.map(lambda x, i=i: x[i], totals) for i, n in enumerate(self.baseline_names)}
+
+    def full(self, params: Any, baselines: bool = True) -> dict[str, Any]:
+        """Every policy's per-world results and summaries (the content of eval.json)."""
+        out: dict[str, Any] = {"worlds": self.worlds.tolist(), "policies": {}}
+        for name, totals in self.trained_totals(params).items():  # [S, W, A, ...]
+            per_seed = totals["return"].mean(-1)
+            per_world = [
+                {
+                    "world": int(w),
+                    "return_mean": float(per_seed[:, i].mean()),
+                    "return_per_seed": per_seed[:, i].tolist(),
+                    "reward_terms": {
+                        n: totals["reward_terms"][:, i, :, k].mean(-1).tolist()
+                        for k, n in enumerate(self.reward_term_names)
+                    },
+                    "stats": {k: v[:, i].mean(-1).tolist() for k, v in totals["stats"].items()},
+                    "length": totals["length"][:, i].tolist(),
+                }
+                for i, w in enumerate(self.worlds)
+            ]
+            out["policies"][name] = {"summary": summarize(per_seed), "per_world": per_world}
+        if baselines:
+            for name, totals in self.baseline_totals().items():  # [W, A, ...]
+                per_world_returns = totals["return"].mean(-1)
+                out["policies"][name] = {
+                    "summary": summarize(per_world_returns[None]),
+                    "per_world": [
+                        {
+                            "world": int(w),
+                            "return_mean": float(per_world_returns[i]),
+                            "reward_terms": {
+                                n: float(totals["reward_terms"][i, :, k].mean())
+                                for k, n in enumerate(self.reward_term_names)
+                            },
+                            "stats": {k: float(v[i].mean()) for k, v in totals["stats"].items()},
+                            "length": int(totals["length"][i]),
+                        }
+                        for i, w in enumerate(self.worlds)
+                    ],
+                }
+            if "scripted" in out["policies"]:
+                ref = out["policies"]["scripted"]["summary"]["mean"]
+                out["ratio_to_scripted"] = {
+                    n: out["policies"][n]["summary"]["mean"] / ref if ref else float("nan")
+                    for n in ("greedy", "stochastic")
+                }
+        return out
+
+
+def get_evaluation(population: Population, worlds: Any, num_steps: int | None = None) -> HeldOutEvaluation:
+    """`HeldOutEvaluation` for the population's policy on `worlds`, reused across calls."""
+    world_list = tuple(rollout.seed_range(worlds).tolist())
+    key = ("evaluation", compute_key(population.config), len(world_list), num_steps)
+    evaluation = cached(key, lambda: HeldOutEvaluation(population.train, world_list, num_steps))
+    return evaluation.on(world_list)
+
+
+def write_episode_gif(path: Path, train: Train, params: Any, world: int) -> None:
+    """`episode.gif` of the first seed's greedy policy on `world` (`gif_stride`, `gif_frames`)."""
+    from hivex_jax.eval.gif import episode_frames, write_gif
+
+    config = train.config
+    params0 = jax.tree.map(lambda x: x[0], params)
+    frames = episode_frames(
+        train.env,
+        train.env_params,
+        trained_policy(train, True),
+        params0,
+        world,
+        config.eval_seed,
+        config.gif_stride,
+        config.gif_frames,
+    )
+    write_gif(path, frames)
+
+
+# ------------------------------------------------------------------------------------------ evaluate
+def load_run(
+    run_dir: str | Path, overrides: dict[str, Any] | None = None
+) -> tuple[PPOConfig, Population, Any]:
+    """`(config, population, state)` of a saved run's latest checkpoint."""
+    import yaml
+
+    run_dir = Path(run_dir)
+    values = yaml.safe_load((run_dir / "config.yaml").read_text())
+    values.update(overrides or {})
+    config = from_dict(values)
+    population = get_population(config)
+    state, _ = checkpoint.restore(run_dir, population.abstract_state())
+    return config, population, state
+
+
+def evaluate_run(
+    run_dir: str | Path, worlds: str | None = None, baselines: bool = True, num_steps: int | None = None
+) -> dict[str, Any]:
+    """Evaluate a saved run's policy (greedy and stochastic, every seed) on `worlds` (default: its test
+    pool), with the scripted and random baselines on the same worlds."""
+    config, population, state = load_run(run_dir)
+    worlds = worlds or config.test_worlds
+    evaluation = get_evaluation(population, worlds, num_steps)
+    results = evaluation.full(state.params, baselines=baselines)
+    train_pool = set(rollout.seed_range(config.train_worlds).tolist())
+    results.update(
+        worlds_in_train_pool=sum(int(w) in train_pool for w in results["worlds"]),
+        algo=config.algo,
+        env_id=config.env_id,
+        task=config.task,
+        level=config.level,
+        num_seeds=config.num_seeds,
+        updates_done=int(jax.device_get(state.update)[0]),
+        eval_seed=config.eval_seed,
+    )
+    return results

@@ -1,0 +1,187 @@
+"""The files of a run folder: metrics.csv, eval.json, learning_curve.png, eval.png, summary.json
+(written atomically), and the held-out results table printed at the end."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from baselines.config import PPOConfig
+
+METRIC_NAMES = (
+    "step_reward",
+    "episode_return",
+    "episode_length",
+    "episodes",
+    "loss",
+    "policy_loss",
+    "value_loss",
+    "entropy",
+    "approx_kl",
+    "clip_fraction",
+    "active_fraction",
+    "test_return_greedy",
+    "test_return_stochastic",
+)
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write `path` via a temporary file and a rename: a kill leaves the old or the new file, never
+    half of one."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def write_summary(run_dir: Path, summary: dict[str, Any]) -> None:
+    """`summary.json`: what `run_training` returns, less the evaluation results (those are eval.json)."""
+    write_text_atomic(run_dir / "summary.json", json.dumps(summary, indent=1))
+
+
+def default_run_name(config: PPOConfig) -> str:
+    """`<algo>_<env>_task<t>_<date>_<time>`: the run folder's name when the config names none."""
+    slug = "".join(c if c.isalnum() else "_" for c in config.env_id.split("-v")[0]).lower()
+    return f"{config.algo}_{slug}_task{config.task}_{datetime.now().strftime('%Y%m%d_%H%M%S')}"
+
+
+class MetricsCSV:
+    """`metrics.csv`: one row per update; columns `update, env_steps, wall_s`, then one column set per
+    seed (`seed_<i>/<metric>`). Empty cells where a metric was not measured (no episode ended, no
+    evaluation at that update)."""
+
+    def __init__(self, path: Path, num_seeds: int):
+        self.path = path
+        self.columns = ["update", "env_steps", "wall_s"] + [
+            f"seed_{s}/{m}" for s in range(num_seeds) for m in METRIC_NAMES
+        ]
+
+    def truncate(self, updates_done: int) -> None:
+        """Keep the complete rows of updates 1..`updates_done` (those of the checkpoint a resume
+        starts from): rows written after it, and a row cut short by a kill, go. Atomic."""
+        if not self.path.exists():
+            return
+        with self.path.open(newline="") as f:
+            rows = list(csv.reader(f))
+        keep: dict[int, list[str]] = {}
+        for r in rows[1:]:
+            if len(r) == len(self.columns) and r[0].isdigit() and 1 <= int(r[0]) <= updates_done:
+                keep[int(r[0])] = r
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        with tmp.open("w", newline="") as f:
+            csv.writer(f).writerows([self.columns] + [keep[u] for u in sorted(keep)])
+        os.replace(tmp, self.path)
+
+    def append(self, first_update: int, steps_per_update: int, wall_s: float, metrics: dict) -> None:
+        new = not self.path.exists()
+        num_seeds, k = metrics["step_reward"].shape
+        with self.path.open("a", newline="") as f:
+            writer = csv.writer(f)
+            if new:
+                writer.writerow(self.columns)
+            for j in range(k):
+                update = first_update + j + 1
+                row: list[Any] = [update, update * steps_per_update, f"{wall_s:.2f}"]
+                for s in range(num_seeds):
+                    for m in METRIC_NAMES:
+                        v = metrics.get(m)
+                        x = np.nan if v is None else float(v[s, j])
+                        row.append("" if math.isnan(x) else f"{x:.6g}")
+                writer.writerow(row)
+
+    def read(self) -> dict[str, np.ndarray]:
+        """Columns as float arrays (NaN for empty cells)."""
+        with self.path.open() as f:
+            rows = list(csv.reader(f))
+        header, body = rows[0], rows[1:]
+        data = np.array([[float(x) if x != "" else np.nan for x in r] for r in body], np.float64)
+        data = data.reshape(len(body), len(header))
+        return {name: data[:, i] for i, name in enumerate(header)}
+
+
+def per_update_metrics(raw: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Chunk metrics `[S, K]` -> the CSV's metrics (episode means from sums; NaN if none ended; the
+    held-out test returns NaN until an evaluation fills the chunk's last update)."""
+    out = {k: v for k, v in raw.items() if k in METRIC_NAMES}
+    episodes = raw["episodes"]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out["episode_return"] = np.where(episodes > 0, raw["episode_return_sum"] / episodes, np.nan)
+        out["episode_length"] = np.where(episodes > 0, raw["episode_length_sum"] / episodes, np.nan)
+    for variant in ("greedy", "stochastic"):
+        out[f"test_return_{variant}"] = np.full_like(out["step_reward"], np.nan)
+    return out
+
+
+def plot_learning_curve(run_dir: Path, config: PPOConfig, references: dict[str, float]) -> Path:
+    """`learning_curve.png` from `metrics.csv`: training reward and held-out greedy return per seed."""
+    from hivex_jax.eval.plots import learning_curve
+
+    cols = MetricsCSV(run_dir / "metrics.csv", config.num_seeds).read()
+    steps = cols["env_steps"]
+    train = np.stack([cols[f"seed_{s}/step_reward"] for s in range(config.num_seeds)])
+    tests = {
+        variant: np.stack([cols[f"seed_{s}/test_return_{variant}"] for s in range(config.num_seeds)])
+        for variant in ("greedy", "stochastic")
+    }
+    has_test = ~np.all(np.isnan(tests["greedy"]), axis=0)
+    return learning_curve(
+        run_dir / "learning_curve.png",
+        steps,
+        train,
+        steps[has_test],
+        {variant: values[:, has_test] for variant, values in tests.items()},
+        references=references,
+        title=f"{config.algo.upper()} on {config.env_id} task {config.task}"
+        + (f" level {config.level}" if config.level is not None else ""),
+    )
+
+
+def _worlds_kind(results: dict[str, Any]) -> str:
+    """ "held-out worlds", or how many of the evaluated worlds are training worlds."""
+    in_train = results.get("worlds_in_train_pool", 0)
+    return f"worlds ({in_train} of them in the train pool)" if in_train else "held-out worlds"
+
+
+def plot_eval(path: Path, results: dict[str, Any]) -> Path:
+    """`eval.png`: per-world returns of every policy (trained: mean and 95% CI over seeds) of an
+    evaluation's results (which name the algorithm, env, task and level)."""
+    from hivex_jax.eval.plots import per_world_returns
+
+    level = f" level {results['level']}" if results["level"] is not None else ""
+    title = f"{results['algo'].upper()} on {results['env_id']} task {results['task']}{level}"
+    title += f": {_worlds_kind(results)}"
+    return per_world_returns(path, results, title)
+
+
+def write_eval_files(run_dir: Path, config: PPOConfig, results: dict[str, Any]) -> None:
+    """The final evaluation's files: eval.json, eval.png and learning_curve.png (with the scripted and
+    random returns as reference lines)."""
+    write_text_atomic(run_dir / "eval.json", json.dumps(results, indent=1))
+    plot_eval(run_dir / "eval.png", results)
+    policies = results["policies"]
+    references = {n: policies[n]["summary"]["mean"] for n in ("scripted", "random") if n in policies}
+    plot_learning_curve(run_dir, config, references)
+
+
+def format_results(results: dict[str, Any]) -> str:
+    """A small table of held-out returns: mean +- 95% CI over training seeds ("-" for a policy run
+    once, like scripted and random), IQM over (seed, world) runs, and the ratio to scripted."""
+    ratio = results.get("ratio_to_scripted", {})
+    worlds = results["worlds"]
+    lines = [
+        f"{len(worlds)} {_worlds_kind(results)} {worlds[0]}..{worlds[-1]}, full episodes; "
+        "return = per-agent mean:",
+        f"  {'policy':<11s} {'return':>10s} {'+-95% CI':>9s} {'IQM':>10s} {'vs scripted':>12s}",
+    ]
+    for name, block in results["policies"].items():
+        s = block["summary"]
+        r = f"{ratio[name]:.3f}" if name in ratio else ("1.000" if name == "scripted" else "")
+        ci = f"{s['ci95']:9.1f}" if s.get("num_seeds", 2) > 1 else f"{'-':>9s}"  # one run: no spread
+        lines.append(f"  {name:<11s} {s['mean']:10.1f} {ci} {s['iqm']:10.1f} {r:>12s}")
+    return "\n".join(lines)
