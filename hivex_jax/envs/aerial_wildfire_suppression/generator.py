@@ -111,7 +111,7 @@ def cell_centres(params: AerialWildfireParams, grid_size: int) -> tuple[jax.Arra
 
 def elevation_lattice(draws: WorldDraws, blocks: int) -> jax.Array:
     """Normalised elevation f32[blocks + 1, blocks + 1] in [0, 1] at the block corners (fBm, computed
-    without gathers by `procgen.separable_noise`)."""
+    without gathers by `procgen.noise`)."""
     sizes = lattice_sizes(blocks + 1, TERRAIN_BASE_CELLS, TERRAIN_OCTAVES)
     return fbm_from_lattices([draws.take((c + 1, c + 1)) for c in sizes], blocks + 1, 0.5)
 
