@@ -10,14 +10,17 @@ from flax import struct
 
 from hivex_jax.core import spaces
 from hivex_jax.core.environment import Environment, EnvState, StepOutput
-from hivex_jax.envs.wind_farm_control import generator, heuristics, render, rewards
+from hivex_jax.envs.wind_farm_control import generator, heuristics, render, rewards, wakes
 from hivex_jax.envs.wind_farm_control.dynamics import rotate, wind_angle
 from hivex_jax.envs.wind_farm_control.observations import LAYOUT, VECTOR_SIZE, observe
 from hivex_jax.envs.wind_farm_control.params import (
+    ALL_PATTERN_NAMES,
     AVOID_DAMAGE,
     DEFAULT_NUM_AGENTS,
+    FIRST_REAL_FARM,
     GENERATE_ENERGY,
     PATTERN_NAMES,
+    REAL_FARM_SIZES,
     REWARD_TERM_NAMES,
     SUPPORTED_AGENT_COUNTS,
     TASK_NAMES,
@@ -39,7 +42,8 @@ class WindFarmState(EnvState):
 
 
 class WindFarmControl(Environment):
-    """Wind Farm Control. Static options: `num_agents` (1, 2, 4, 8, 12, 16), `render_size`."""
+    """Wind Farm Control. Static options: `num_agents` (1, 2, 4, 8, 12, 16; 48, 80 for the real farms),
+    `render_size`, `wake_model` ("none" = HIVEX, "gauss", "jensen"; wakes.py)."""
 
     env_id = "WindFarmControl-v0"
     reward_term_names = REWARD_TERM_NAMES
@@ -48,23 +52,42 @@ class WindFarmControl(Environment):
     level_field = "pattern"
     level_values = tuple(range(len(PATTERN_NAMES)))
     params_type = WindFarmParams
-    static_options: ClassVar[tuple[str, ...]] = ("num_agents", "render_size")
+    static_options: ClassVar[tuple[str, ...]] = ("num_agents", "render_size", "wake_model")
     discrete_branches = (3,)
     #: the package's scripted controller, `scripted_policy(obs, params) -> action` (heuristics.py)
     scripted_policy = staticmethod(heuristics.scripted_policy)
 
-    def __init__(self, num_agents: int = DEFAULT_NUM_AGENTS, render_size: int = 128):
-        if num_agents not in SUPPORTED_AGENT_COUNTS:
+    def __init__(
+        self, num_agents: int = DEFAULT_NUM_AGENTS, render_size: int = 128, wake_model: str = "none"
+    ):
+        if num_agents not in SUPPORTED_AGENT_COUNTS + REAL_FARM_SIZES:
             raise ValueError(
                 f"WindFarmControl-v0: num_agents must be one of {SUPPORTED_AGENT_COUNTS} "
-                f"(HIVEX's scalability counts); got {num_agents}"
+                f"(HIVEX's scalability counts) or {REAL_FARM_SIZES} (the real farms); got {num_agents}"
             )
+        if wake_model not in wakes.WAKE_MODELS:
+            raise ValueError(
+                f"WindFarmControl-v0: wake_model must be one of {wakes.WAKE_MODELS}; got {wake_model!r}"
+            )
+        self.wake_model = wake_model
         self.num_agents = num_agents
         self.render_size = render_size
         self._unit_layouts = jnp.asarray(generator.pattern_table(num_agents))
 
     def default_params(self) -> WindFarmParams:
+        if self.wake_model != "none":
+            # wakes need rotor-scale spacing: 5 D between HIVEX-pattern turbines, room for Horns Rev 1
+            return WindFarmParams(
+                turbine_spacing=jnp.float32(5 * wakes.ROTOR_DIAMETER), farm_half_extent=jnp.float32(5000.0)
+            )
         return WindFarmParams()
+
+    def variant_params(self, params: WindFarmParams, task: int | None = None, level: int | None = None):
+        """As the base class; `level` may also name a real farm (9 Horns Rev 1, 10 Lillgrund), which are
+        patterns but not HIVEX levels (so `level_values` stays HIVEX's 0-8)."""
+        if level is not None and FIRST_REAL_FARM <= level < len(ALL_PATTERN_NAMES):
+            return super().variant_params(params, task=task).replace(pattern=jnp.asarray(level, jnp.int32))
+        return super().variant_params(params, task=task, level=level)
 
     # ----------------------------------------------------------------------------------- spaces
     def observation_space(self, params: WindFarmParams | None = None) -> spaces.Dict:
@@ -100,7 +123,12 @@ class WindFarmControl(Environment):
         facing = rotate(state.facing_angle, action["discrete"][:, 0], params)
         # Rewards use the wind the turbine observed when it acted, so they follow from (obs, action).
         misalign = rewards.misalignment(facing, state.local_wind_angle)
-        w = rewards.wind_power_fraction(rewards.alignment_theta(misalign, params))
+        if self.wake_model == "none":
+            w = rewards.wind_power_fraction(rewards.alignment_theta(misalign, params))
+        else:  # waked power over a lone aligned turbine's replaces W(theta) (wakes.py)
+            w, power = wakes.waked_power(
+                state.positions, facing, state.local_wind_angle, params, self.wake_model
+            )
         performance = rewards.update_performance(state.performance, w, params)
         columns = {
             GENERATE_ENERGY: rewards.generate_energy_reward(performance),
@@ -132,6 +160,8 @@ class WindFarmControl(Environment):
                 "misalignment_degrees": jnp.rad2deg(misalign),
             },
         }
+        if self.wake_model != "none":
+            info["stats"]["power_mw"] = power / 1e6
         return StepOutput(
             obs=observe(state.positions, facing, local, params),
             state=new_state,

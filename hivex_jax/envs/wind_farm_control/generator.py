@@ -13,7 +13,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from hivex_jax.envs.wind_farm_control.params import PATTERN_NAMES, WindFarmParams
+from hivex_jax.envs.wind_farm_control.layouts import fit_to_agent_count, real_farm_in_diameters
+from hivex_jax.envs.wind_farm_control.params import ALL_PATTERN_NAMES, FIRST_REAL_FARM, WindFarmParams
+from hivex_jax.envs.wind_farm_control.wakes import ROTOR_DIAMETER
 from hivex_jax.procgen.fields import FourierField, fourier_field
 
 WIND_NOISE_WAVES = 16
@@ -60,10 +62,11 @@ def _cross(n: int) -> np.ndarray:
 
 
 def pattern_table(num_agents: int) -> np.ndarray:
-    """Unit layouts f32[9, A, 2] (units of turbine spacing). Rows 7-8 are filled at reset."""
+    """Unit layouts f32[11, A, 2]: rows 0-8 in turbine spacings (7-8 filled at reset), rows 9-10 the real
+    farms in rotor diameters (layouts.py)."""
     n = num_agents
     cols = math.ceil(math.sqrt(n))
-    table = np.zeros((len(PATTERN_NAMES), n, 2), np.float32)
+    table = np.zeros((len(ALL_PATTERN_NAMES), n, 2), np.float32)
     table[0] = _grid(n, cols, row_gap=math.sqrt(3) / 2, stagger=0.5)  # Default: staggered rows
     table[1] = _grid(n, cols)  # Grid
     table[2] = _grid(n, n)  # Chain: one line across the wind
@@ -72,6 +75,8 @@ def pattern_table(num_agents: int) -> np.ndarray:
     table[5] = _cross(n)  # Cross: centre plus four arms
     table[6] = _grid(n, math.ceil(n / 2), row_gap=2.0)  # Two Rows, two spacings apart
     table[7] = _grid(n, cols)  # Field: jittered grid (jitter added at reset)
+    for farm in range(len(ALL_PATTERN_NAMES) - FIRST_REAL_FARM):
+        table[FIRST_REAL_FARM + farm] = fit_to_agent_count(real_farm_in_diameters(farm), n)
     return table
 
 
@@ -82,7 +87,8 @@ def turbine_positions(key: jax.Array, unit_table: jax.Array, params: WindFarmPar
     jitter = jax.random.uniform(k_jitter, (n, 2), minval=-1.0, maxval=1.0) * params.field_jitter
     scattered = jax.random.uniform(k_random, (n, 2), minval=-0.8, maxval=0.8)
     unit = unit_table[params.pattern] + jnp.where(params.pattern == 7, 1.0, 0.0) * jitter
-    placed = unit * params.turbine_spacing
+    # real farms keep their spacing in rotor diameters (of the NREL 5 MW reference turbine)
+    placed = unit * jnp.where(params.pattern >= FIRST_REAL_FARM, ROTOR_DIAMETER, params.turbine_spacing)
     return jnp.where(params.pattern == 8, scattered * params.farm_half_extent, placed)
 
 

@@ -6,6 +6,8 @@ import jax
 import jax.numpy as jnp
 from flax import struct
 
+from hivex_jax.envs.wind_farm_control.layouts import REAL_FARM_NAMES
+
 #: HIVEX scalability counts (reference §2.1); the default is 8 turbines.
 SUPPORTED_AGENT_COUNTS = (1, 2, 4, 8, 12, 16)
 DEFAULT_NUM_AGENTS = 8
@@ -21,6 +23,12 @@ PATTERN_NAMES = (
     "Field",
     "Random",
 )
+#: HIVEX's nine patterns (the env's level values) + the real farms of layouts.py (patterns 9, 10), which
+#: are reachable through `pattern` but are not HIVEX levels.
+ALL_PATTERN_NAMES = PATTERN_NAMES + REAL_FARM_NAMES
+FIRST_REAL_FARM = len(PATTERN_NAMES)
+#: the real farms' sizes (Lillgrund 48, Horns Rev 1 80), accepted as `num_agents` beside HIVEX's counts
+REAL_FARM_SIZES = (48, 80)
 TASK_NAMES = ("Generate Energy", "Avoid Damage")
 REWARD_TERM_NAMES = ("generate_energy", "avoid_damage")
 #: column of each reward term in `reward_terms` (the order of REWARD_TERM_NAMES)
@@ -69,13 +77,34 @@ class WindFarmParams:
     wind_noise_degrees: jax.Array = struct.field(default_factory=lambda: jnp.float32(20.0))
     wind_noise_length_scale: jax.Array = struct.field(default_factory=lambda: jnp.float32(500.0))
     wind_noise_time_scale: jax.Array = struct.field(default_factory=lambda: jnp.float32(400.0))
+    # --- wake model (designed; used only when the static `wake_model` is not "none", wakes.py).
+    # FLORIS 4 default_inputs.yaml constants; wind speed / TI are not modelled by HIVEX.
+    wind_speed: jax.Array = struct.field(default_factory=lambda: jnp.float32(8.0))  # m/s at hub height
+    turbulence_intensity: jax.Array = struct.field(default_factory=lambda: jnp.float32(0.06))
+    wind_shear: jax.Array = struct.field(default_factory=lambda: jnp.float32(0.12))
+    air_density: jax.Array = struct.field(default_factory=lambda: jnp.float32(1.225))
+    wake_gauss_alpha: jax.Array = struct.field(default_factory=lambda: jnp.float32(0.58))
+    wake_gauss_beta: jax.Array = struct.field(default_factory=lambda: jnp.float32(0.077))
+    wake_gauss_ka: jax.Array = struct.field(default_factory=lambda: jnp.float32(0.38))
+    wake_gauss_kb: jax.Array = struct.field(default_factory=lambda: jnp.float32(0.004))
+    wake_deflection_dm: jax.Array = struct.field(default_factory=lambda: jnp.float32(1.0))
+    wake_ti_initial: jax.Array = struct.field(default_factory=lambda: jnp.float32(0.1))
+    wake_ti_constant: jax.Array = struct.field(default_factory=lambda: jnp.float32(0.5))
+    wake_ti_ai: jax.Array = struct.field(default_factory=lambda: jnp.float32(0.8))
+    wake_ti_downstream: jax.Array = struct.field(default_factory=lambda: jnp.float32(-0.32))
+    wake_jensen_we: jax.Array = struct.field(default_factory=lambda: jnp.float32(0.05))
+    wake_jimenez_kd: jax.Array = struct.field(default_factory=lambda: jnp.float32(0.05))
+    # the wake model sees yaw clipped to +-this (cos(yaw) -> 0 makes FLORIS's induction blow up)
+    wake_yaw_limit_degrees: jax.Array = struct.field(default_factory=lambda: jnp.float32(80.0))
+    # power term = (1 - share) * own waked power fraction + share * the farm's mean (cooperation)
+    farm_power_share: jax.Array = struct.field(default_factory=lambda: jnp.float32(0.0))
 
 
 #: Documented bounds of every `WindFarmParams` field, inclusive and elementwise (hivex_jax.core.bounds):
 #: `make` and `env.validate_params` reject values outside them; `reset`/`step` clamp traced values.
 PARAM_BOUNDS: dict[str, tuple[float, float]] = {
     "task": (0, len(TASK_NAMES) - 1),
-    "pattern": (0, len(PATTERN_NAMES) - 1),
+    "pattern": (0, len(ALL_PATTERN_NAMES) - 1),
     "task_weights": (-1000.0, 1000.0),
     "max_steps": (1, 1_000_000),
     "rotation_step_degrees": (0.0, 180.0),
@@ -83,7 +112,7 @@ PARAM_BOUNDS: dict[str, tuple[float, float]] = {
     "drag_coefficient": (1e-3, 1.0),  # > 0: the closed-form update divides by it
     "performance_updates_per_step": (0, 100),
     "theta_mode": (THETA_COSINE, THETA_LINEAR),
-    "turbine_spacing": (10.0, 500.0),
+    "turbine_spacing": (10.0, 5000.0),
     "farm_half_extent": (100.0, 10_000.0),
     "field_jitter": (0.0, 1.0),
     "main_wind_direction_degrees": (-360.0, 360.0),
@@ -93,4 +122,21 @@ PARAM_BOUNDS: dict[str, tuple[float, float]] = {
     "wind_noise_degrees": (0.0, 180.0),
     "wind_noise_length_scale": (1.0, 100_000.0),
     "wind_noise_time_scale": (1.0, 1_000_000.0),
+    "wind_speed": (3.0, 25.0),  # the NREL 5 MW curve's producing range (cut-in, cut-out)
+    "turbulence_intensity": (0.01, 0.5),
+    "wind_shear": (0.0, 0.5),
+    "air_density": (0.5, 2.0),
+    "wake_gauss_alpha": (0.01, 5.0),
+    "wake_gauss_beta": (0.001, 1.0),
+    "wake_gauss_ka": (0.0, 2.0),
+    "wake_gauss_kb": (1e-4, 0.1),  # > 0: the deflection divides by ka * TI + kb
+    "wake_deflection_dm": (0.0, 5.0),
+    "wake_ti_initial": (-1.0, 1.0),
+    "wake_ti_constant": (0.0, 5.0),
+    "wake_ti_ai": (0.0, 5.0),
+    "wake_ti_downstream": (-2.0, 0.0),
+    "wake_jensen_we": (0.001, 1.0),
+    "wake_jimenez_kd": (0.001, 1.0),
+    "wake_yaw_limit_degrees": (0.0, 85.0),
+    "farm_power_share": (0.0, 1.0),
 }
