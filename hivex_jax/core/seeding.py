@@ -81,6 +81,14 @@ def rollout_step_keys(episode_key: jax.Array, t: Any) -> tuple[jax.Array, jax.Ar
     return k_act, k_env
 
 
+def hivex_protocol_step_keys(test_seed: int, decision: Any) -> tuple[jax.Array, jax.Array]:
+    """`(action key, env step key)` of decision `decision` of a HIVEX-protocol test run
+    (`hivex_jax.eval.hivex_protocol`): one stream per run from the test seed, as ML-Agents' test runs
+    continued Unity's stream seeded 6000 across episodes."""
+    k_act, k_env = jax.random.split(jax.random.fold_in(jax.random.PRNGKey(test_seed), decision))
+    return k_act, k_env
+
+
 # ------------------------------------------------------------------------------------ adapters
 # The host adapters (PettingZoo, Gymnasium, the host session) derive every key from the integer world
 # seed alone, so world `s` driven by the same actions gives the same trajectory through each of them.

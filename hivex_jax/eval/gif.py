@@ -9,7 +9,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from hivex_jax.core.registry import world_key
+from hivex_jax.core.seeding import rollout_key, rollout_step_keys, world_key
 from hivex_jax.eval.rollout import Policy
 
 
@@ -26,7 +26,7 @@ def episode_frames(
     """uint8[F, H, W, 3]: the reset frame, then one frame every `stride` steps (F <= `num_frames`).
     After the episode ends the last state is held (no auto-reset)."""
     key = jax.random.PRNGKey(key) if isinstance(key, int) else key
-    key = jax.random.fold_in(key, world_seed)
+    key = rollout_key(key, world_seed)
 
     @jax.jit
     def run(policy_params):
@@ -34,7 +34,7 @@ def episode_frames(
 
         def one_step(carry, t):
             obs, state, finished = carry
-            k_act, k_env = jax.random.split(jax.random.fold_in(key, t))
+            k_act, k_env = rollout_step_keys(key, t)
             action = policy(policy_params, k_act, obs, state)
             new_obs, new_state, _, _, _, info = env.step(k_env, state, action, env_params)
             hold = lambda new, old: jax.tree.map(lambda a, b: jnp.where(finished, b, a), new, old)  # noqa: E731

@@ -29,7 +29,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from hivex_jax.core.registry import world_key
+from hivex_jax.core.seeding import hivex_protocol_step_keys, world_key
 
 Policy = Callable[[Any, jax.Array, dict, Any], dict]
 
@@ -87,7 +87,6 @@ def hivex_test_run(
 def _make_chunk(env: Any, env_params: Any, policy: Policy, protocol: HivexTestRun, chunk: int):
     """`chunk(policy_params [R, ...], carry [R, ...]) -> carry`: `chunk` decisions of every run."""
     num_windows = -(-protocol.agent_steps // protocol.summary_freq)
-    base_key = jax.random.PRNGKey(protocol.test_seed)
 
     def init(_: Any) -> dict[str, Any]:
         obs, state = env.reset(world_key(protocol.test_seed), env_params)
@@ -109,7 +108,7 @@ def _make_chunk(env: Any, env_params: Any, policy: Policy, protocol: HivexTestRu
         policy_params, carry = args
 
         def body(c: dict, _: Any) -> tuple[dict, None]:
-            k_act, k_env = jax.random.split(jax.random.fold_in(base_key, c["decision"]))
+            k_act, k_env = hivex_protocol_step_keys(protocol.test_seed, c["decision"])
             action = policy(policy_params, k_act, c["obs"], c["state"])
             obs, state, reward, _, _, info = env.step(k_env, c["state"], action, env_params)
             counting = c["agent_steps"] < protocol.agent_steps  # decisions past the budget are not logged
