@@ -1,4 +1,5 @@
-"""Plots: learning curves (mean and 95% CI over seeds), per-world held-out returns, sweep summaries."""
+"""Plots: learning curves (mean and 95% CI over seeds), per-world held-out returns, sweep summaries,
+robust aggregate intervals and performance profiles."""
 
 from __future__ import annotations
 
@@ -165,6 +166,62 @@ def sweep_summary(path: str | Path, rows: Sequence[Mapping[str, Any]], title: st
     ax.grid(alpha=0.3, axis="x")
     handles, labels = ax.get_legend_handles_labels()  # below the axes: points cover the whole plot
     fig.legend(handles, labels, loc="outside lower center", ncol=len(labels), fontsize=8)
+    if title:
+        ax.set_title(title)
+    return _save(fig, path)
+
+
+def plot_aggregates(path: str | Path, aggregates: Mapping[str, Mapping[str, Any]], title: str = "") -> Path:
+    """Aggregate-interval plot: one panel per metric (IQM, mean, median, optimality gap), one row per
+    entry, the point estimate and its interval (`{entry: {metric: {"point", "ci95"}}}`, as
+    `hivex_jax.eval.aggregate` returns them)."""
+    plt = _pyplot()
+
+    if not aggregates:
+        raise ValueError("an aggregate plot needs at least one entry")
+    names = list(aggregates)
+    metrics = [m for m in ("iqm", "mean", "median", "optimality_gap") if m in aggregates[names[0]]]
+    y = np.arange(len(names))
+    fig, axes = plt.subplots(
+        1, len(metrics), figsize=(3.2 * len(metrics) + 1.5, 1.2 + 0.4 * len(names)), squeeze=False,
+        sharey=True, constrained_layout=True,
+    )  # fmt: skip
+    for ax, metric in zip(axes[0], metrics, strict=True):
+        points = np.array([aggregates[n][metric]["point"] for n in names])
+        low = np.array([aggregates[n][metric]["ci95"][0] for n in names])
+        high = np.array([aggregates[n][metric]["ci95"][1] for n in names])
+        for i in range(len(names)):  # a bar per entry: the interval, a tick at the point estimate
+            ax.barh(y[i], high[i] - low[i], left=low[i], height=0.6, color=f"C{i}", alpha=0.5)
+            ax.plot([points[i]] * 2, [y[i] - 0.3, y[i] + 0.3], color="k", linewidth=1.5)
+        ax.set_title({"iqm": "IQM", "optimality_gap": "optimality gap"}.get(metric, metric))
+        ax.grid(alpha=0.3, axis="x")
+    axes[0, 0].set_yticks(y, names)
+    axes[0, 0].invert_yaxis()
+    fig.supxlabel("score (bar: rliable stratified bootstrap 95% CI; tick: point estimate)", fontsize=9)
+    if title:
+        fig.suptitle(title)
+    return _save(fig, path)
+
+
+def plot_performance_profiles(path: str | Path, profiles: Mapping[str, Any], title: str = "") -> Path:
+    """Performance profiles: the fraction of (seed, world) scores above each threshold, per entry, with
+    its 95% CI band (`{"tau": [...], entry: {"fraction_above", "ci95_low", "ci95_high"}}`)."""
+    plt = _pyplot()
+
+    taus = np.asarray(profiles["tau"], np.float64)
+    names = [k for k in profiles if k != "tau"]
+    if not names:
+        raise ValueError("a performance-profile plot needs at least one entry")
+    fig, ax = plt.subplots(figsize=(7, 4.5), constrained_layout=True)
+    for i, name in enumerate(names):
+        p = profiles[name]
+        ax.plot(taus, p["fraction_above"], color=f"C{i}", label=name)
+        ax.fill_between(taus, p["ci95_low"], p["ci95_high"], color=f"C{i}", alpha=0.2, linewidth=0)
+    ax.set_xlabel("score threshold tau")
+    ax.set_ylabel("fraction of (seed, world) scores > tau")
+    ax.set_ylim(-0.02, 1.02)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, title="band: stratified bootstrap 95% CI", title_fontsize=8)
     if title:
         ax.set_title(title)
     return _save(fig, path)

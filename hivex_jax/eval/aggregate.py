@@ -1,0 +1,427 @@
+"""Robust aggregates of held-out results with rliable (Agarwal et al., 2021): scores normalised per world
+by the scripted and random policies, stratified-bootstrap CIs for IQM, mean, median and optimality gap,
+probability of improvement, and performance profiles.
+
+A score matrix is `[runs, columns]`: runs are training seeds, columns are held-out worlds (or
+`(task, level, world)` cells when a sweep spans tasks). rliable resamples runs within each column
+(stratified bootstrap), so every interval here is over seeds with the worlds held fixed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+
+#: what every aggregate interval is, in the words tables and JSON use
+INTERVAL = "rliable stratified bootstrap 95% CI"
+#: how scores are normalised (written into every aggregates block): 0 = the worse, 1 = the better of the
+#: scripted and random policies on that world. Scripted is usually the better, making this HIVEX-style
+#: (R - R_random) / (R_scripted - R_random); on worlds where random beats scripted (a scripted controller
+#: written for another task's reward) the two swap, so a score always rises with the return
+NORMALISATION = (
+    "per world: (R - R_worse) / (R_better - R_worse), better/worse of scripted and random on that world "
+    "(usually (R - R_random) / (R_scripted - R_random))"
+)
+#: the trained policies of an eval JSON that get aggregates (scripted and random normalise to 1 and 0)
+TRAINED_POLICIES = ("greedy", "stochastic")
+#: the aggregate metrics, in table order
+METRICS = ("iqm", "mean", "median", "optimality_gap")
+#: a world whose |R_scripted - R_random| is at most this fraction of max(|R_scripted|, |R_random|)
+#: (or below ABSOLUTE_MIN_GAP) has no usable scale: it is left out of the normalised aggregates
+RELATIVE_MIN_GAP = 1e-3
+ABSOLUTE_MIN_GAP = 1e-8
+#: bootstrap replications: enough for stable 95% percentile bounds on a few seeds (rliable's default is
+#: 50000; raise it for a paper) and seeded so the same results give the same intervals
+DEFAULT_REPS = 2000
+DEFAULT_SEED = 0
+
+
+def _arch_predates_pandas_3() -> bool:
+    """True where arch < 8 meets pandas >= 3: rliable 1.2 pins arch < 8, and arch 7's GARCH module (imported
+    by `arch.bootstrap`) calls pandas' private `deprecate_kwarg` with its pre-3.0 signature."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return int(version("pandas").split(".")[0]) >= 3 and int(version("arch").split(".")[0]) < 8
+    except (PackageNotFoundError, ValueError):
+        return False
+
+
+@contextmanager
+def _pandas_3_deprecate_kwarg_shim():
+    """While arch is imported: accept `deprecate_kwarg(old, new)` (pandas < 3) as pandas 3's
+    `deprecate_kwarg(FutureWarning, old, new)`. Only that one decorator of arch's GARCH plots uses it."""
+    import pandas.util._decorators as decorators
+
+    original = decorators.deprecate_kwarg
+
+    def compatible(*args: Any, **kwargs: Any) -> Any:
+        if args and isinstance(args[0], str):
+            return original(FutureWarning, *args, **kwargs)
+        return original(*args, **kwargs)
+
+    decorators.deprecate_kwarg = compatible
+    try:
+        yield
+    finally:
+        decorators.deprecate_kwarg = original
+
+
+def _rliable() -> tuple[Any, Any]:
+    """rliable's `library` and `metrics` modules, or an ImportError naming the extra that installs them."""
+    try:
+        if _arch_predates_pandas_3():
+            with _pandas_3_deprecate_kwarg_shim():
+                from rliable import library, metrics
+        else:
+            from rliable import library, metrics
+    except ImportError as exc:  # pragma: no cover - exercised only without the extra
+        raise ImportError(
+            "robust aggregates need rliable: pip install 'hivex-jax[stats]' (or pip install rliable)"
+        ) from exc
+    return library, metrics
+
+
+@contextmanager
+def _seeded(seed: int):
+    """rliable draws its bootstrap indices from numpy's global generator: seed it, then restore it."""
+    saved = np.random.get_state()
+    np.random.seed(seed)
+    try:
+        yield
+    finally:
+        np.random.set_state(saved)
+
+
+# --------------------------------------------------------------------------------------- normalisation
+def policy_scores(results: Mapping[str, Any], policy: str) -> np.ndarray:
+    """Returns of `policy` in an eval JSON dict as `f64[runs, worlds]` (scripted/random: one run)."""
+    per_world = results["policies"][policy]["per_world"]
+    if "return_per_seed" in per_world[0]:
+        return np.asarray([w["return_per_seed"] for w in per_world], np.float64).T
+    return np.asarray([[w["return_mean"] for w in per_world]], np.float64)
+
+
+def usable_worlds(scripted: Any, random: Any) -> np.ndarray:
+    """`bool[worlds]`: where the scripted-random gap is large enough to normalise by."""
+    scripted, random = np.asarray(scripted, np.float64), np.asarray(random, np.float64)
+    gap = np.abs(scripted - random)
+    scale = np.maximum(np.abs(scripted), np.abs(random))
+    return (gap > RELATIVE_MIN_GAP * scale) & (gap > ABSOLUTE_MIN_GAP) & np.isfinite(gap)
+
+
+def normalise(scores: Any, scripted: Any, random: Any) -> np.ndarray:
+    """`(scores[runs, worlds] - worse[worlds]) / (better - worse)`, better/worse the max/min of scripted and
+    random per world; NaN in worlds not `usable_worlds`."""
+    scores = np.asarray(scores, np.float64)
+    scripted, random = np.asarray(scripted, np.float64), np.asarray(random, np.float64)
+    ok = usable_worlds(scripted, random)
+    better, worse = np.maximum(scripted, random), np.minimum(scripted, random)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        normalised = (scores - worse) / np.where(ok, better - worse, 1.0)
+    return np.where(ok, normalised, np.nan)
+
+
+def normalised_columns(
+    results: Mapping[str, Any], policy: str, cell: tuple = ()
+) -> tuple[dict[tuple, np.ndarray], dict[str, Any]]:
+    """`({cell + (world,): f64[runs]}, info)` for `policy` of an eval JSON dict: returns normalised per
+    world by the scripted and random policies of the same results, or raw returns (`info["normalised"]`
+    False) when either baseline is missing. Worlds whose scripted-random gap is ~0 are left out and
+    listed in `info["excluded_worlds"]`; those where random beats scripted in
+    `info["random_above_scripted_worlds"]`."""
+    worlds = [int(w) for w in results["worlds"]]
+    scores = policy_scores(results, policy)
+    policies = results["policies"]
+    info: dict[str, Any] = {"normalised": False, "excluded_worlds": [], "random_above_scripted_worlds": []}
+    if "scripted" in policies and "random" in policies:
+        scripted, random = policy_scores(results, "scripted")[0], policy_scores(results, "random")[0]
+        ok = usable_worlds(scripted, random)
+        if ok.any():
+            scores = normalise(scores, scripted, random)
+            excluded = [w for w, usable in zip(worlds, ok, strict=True) if not usable]
+            swapped = [w for w, s, r, u in zip(worlds, scripted, random, ok, strict=True) if u and r > s]
+            info = {"normalised": True, "excluded_worlds": excluded, "random_above_scripted_worlds": swapped}
+    columns = {(*cell, w): scores[:, i] for i, w in enumerate(worlds) if w not in info["excluded_worlds"]}
+    return columns, info
+
+
+def score_matrix(columns: Mapping[tuple, np.ndarray]) -> np.ndarray:
+    """`f64[runs, columns]` from `{column: f64[runs]}` in sorted column order."""
+    return np.stack([np.asarray(columns[k], np.float64) for k in sorted(columns)], axis=1)
+
+
+# ------------------------------------------------------------------------------------ rliable statistics
+def _metric_functions(normalised: bool) -> dict[str, Callable[[np.ndarray], float]]:
+    """The aggregate functions; the optimality gap (shortfall from score 1 = scripted) only on normalised
+    scores, where 1 means something."""
+    _, metrics = _rliable()
+    functions = {
+        "iqm": metrics.aggregate_iqm,
+        "mean": metrics.aggregate_mean,
+        "median": metrics.aggregate_median,
+        "optimality_gap": metrics.aggregate_optimality_gap,
+    }
+    if not normalised:
+        del functions["optimality_gap"]
+    return functions
+
+
+def aggregate_intervals(
+    score_dict: Mapping[str, Any], normalised: bool = True, reps: int = DEFAULT_REPS, seed: int = DEFAULT_SEED
+) -> dict[str, dict[str, dict[str, Any]]]:
+    """`{name: {metric: {"point": x, "ci95": [lo, hi]}}}` for each `f64[runs, columns]` score matrix."""
+    library, _ = _rliable()
+    functions = _metric_functions(normalised)
+
+    def all_metrics(scores: np.ndarray) -> np.ndarray:
+        return np.array([f(scores) for f in functions.values()])
+
+    matrices = {k: np.asarray(v, np.float64) for k, v in score_dict.items()}
+    with _seeded(seed):
+        points, intervals = library.get_interval_estimates(matrices, all_metrics, reps=reps)
+    return {
+        name: {
+            metric: {"point": float(points[name][i]), "ci95": [float(v) for v in intervals[name][:, i]]}
+            for i, metric in enumerate(functions)
+        }
+        for name in matrices
+    }
+
+
+def probability_of_improvement(
+    scores_x: Any, scores_y: Any, reps: int = DEFAULT_REPS, seed: int = DEFAULT_SEED
+) -> dict[str, Any]:
+    """P(X > Y) for `[runs_x, columns]` vs `[runs_y, columns]` on the same columns, averaged over
+    columns (rliable; ties count one half), with its stratified-bootstrap 95% CI."""
+    library, metrics = _rliable()
+    x, y = np.asarray(scores_x, np.float64), np.asarray(scores_y, np.float64)
+    if x.shape[1] != y.shape[1]:
+        raise ValueError(f"probability of improvement needs the same columns: {x.shape[1]} vs {y.shape[1]}")
+    with _seeded(seed):
+        _, intervals = library.get_interval_estimates(
+            {"x,y": [x, y]}, lambda a, b: np.array([pairwise_improvement(a, b)]), reps=reps
+        )
+    point = float(metrics.probability_of_improvement(x, y))
+    return {"point": point, "ci95": [float(v) for v in intervals["x,y"][:, 0]]}
+
+
+def pairwise_improvement(scores_x: np.ndarray, scores_y: np.ndarray) -> float:
+    """rliable's `probability_of_improvement` (per column Mann-Whitney U / (n_x n_y): P(x > y) + P(x = y) / 2,
+    averaged over columns) over all run pairs at once: rliable calls scipy once per column, which made
+    2000 bootstrap replicates on 50 worlds take minutes; the point estimate still comes from rliable."""
+    diff = scores_x[:, None, :] - scores_y[None, :, :]  # [runs_x, runs_y, columns]
+    return float(np.mean((diff > 0).mean(axis=(0, 1)) + 0.5 * (diff == 0).mean(axis=(0, 1))))
+
+
+def performance_profiles(
+    score_dict: Mapping[str, Any], num_taus: int = 41, reps: int = DEFAULT_REPS, seed: int = DEFAULT_SEED
+) -> dict[str, Any]:
+    """Score distributions: for thresholds `tau` spanning every score, the fraction of (run, column)
+    scores above `tau` per name, with stratified-bootstrap 95% CIs (`{"tau", name: {...}}`)."""
+    library, _ = _rliable()
+    matrices = {k: np.asarray(v, np.float64) for k, v in score_dict.items()}
+    every = np.concatenate([m.ravel() for m in matrices.values()])
+    lo, hi = float(every.min()), float(every.max())
+    pad = 0.05 * (hi - lo) if hi > lo else 0.5
+    taus = np.linspace(lo - pad, hi + pad, num_taus)
+    with _seeded(seed):
+        profiles, intervals = library.create_performance_profile(matrices, taus, reps=reps)
+    out: dict[str, Any] = {"tau": taus.tolist()}
+    for name in matrices:
+        out[name] = {
+            "fraction_above": np.asarray(profiles[name]).tolist(),
+            "ci95_low": np.asarray(intervals[name][0]).tolist(),
+            "ci95_high": np.asarray(intervals[name][1]).tolist(),
+        }
+    return out
+
+
+# ----------------------------------------------------------------------------------- evaluate and sweep
+def _block_header(normalised: bool, reps: int, seed: int) -> dict[str, Any]:
+    return {
+        "interval": INTERVAL,
+        "normalisation": NORMALISATION if normalised else "none (raw returns: no scripted or random policy)",
+        "excluded_when": f"|R_scripted - R_random| <= max({RELATIVE_MIN_GAP:g} * max(|R_scripted|, "
+        f"|R_random|), {ABSOLUTE_MIN_GAP:g}): the world is left out of the normalised aggregates",
+        "bootstrap_reps": reps,
+        "bootstrap_seed": seed,
+    }
+
+
+def eval_aggregates(
+    results: Mapping[str, Any], reps: int = DEFAULT_REPS, seed: int = DEFAULT_SEED
+) -> dict[str, Any]:
+    """The `aggregates` block of an eval JSON dict: each trained policy's IQM, mean, median (and
+    optimality gap when normalised) over `[seeds, worlds]`, and the probability of improvement of
+    greedy over stochastic and of each trained policy over scripted."""
+    names = [n for n in TRAINED_POLICIES if n in results["policies"]]
+    columns, info = {}, {}
+    for name in names:
+        columns[name], info = normalised_columns(results, name)
+    block = {**_block_header(info.get("normalised", False), reps, seed), **info}
+    if not names or not columns[names[0]]:
+        return {**block, "policies": {}, "probability_of_improvement": {}}
+    matrices = {n: score_matrix(columns[n]) for n in names}
+    block["policies"] = aggregate_intervals(matrices, info["normalised"], reps, seed)
+    for n in names:
+        block["policies"][n]["num_runs"], block["policies"][n]["num_columns"] = matrices[n].shape
+    pairs = [("greedy", "stochastic")] if len(names) == 2 else []
+    if "scripted" in results["policies"]:
+        scripted_columns, _ = normalised_columns(results, "scripted")
+        matrices["scripted"] = score_matrix({k: scripted_columns[k] for k in columns[names[0]]})
+        pairs += [(n, "scripted") for n in names]
+    block["probability_of_improvement"] = {
+        f"{x} over {y}": probability_of_improvement(matrices[x], matrices[y], reps, seed) for x, y in pairs
+    }
+    return block
+
+
+def _interval_text(stat: Mapping[str, Any]) -> str:
+    """`point [low, high]` to three decimals."""
+    return f"{stat['point']:.3f} [{stat['ci95'][0]:.3f}, {stat['ci95'][1]:.3f}]"
+
+
+def format_eval_aggregates(block: Mapping[str, Any]) -> str:
+    """The printed lines of an `aggregates` block: one row per trained policy, then P(improvement)."""
+    if not block.get("policies"):
+        return "robust aggregates: none (no trained policy, or no world with a usable scripted-random gap)"
+    what = "normalised by scripted/random on the same worlds" if block["normalised"] else "raw returns"
+    lines = [f"IQM ({block['interval']}, {what}):"]
+    metrics = [m for m in METRICS if m in next(iter(block["policies"].values()))]
+    lines.append("  " + f"{'policy':<11s}" + "".join(f"{m:>24s}" for m in metrics))
+    for name, stats in block["policies"].items():
+        cells = [_interval_text(stats[m]) for m in metrics]
+        lines.append("  " + f"{name:<11s}" + "".join(f"{c:>24s}" for c in cells))
+    for pair, p in block["probability_of_improvement"].items():
+        lines.append(f"  P({pair}) = {_interval_text(p)}")
+    if block.get("excluded_worlds"):
+        lines.append(f"  worlds left out (scripted ~ random): {block['excluded_worlds']}")
+    if block.get("random_above_scripted_worlds"):
+        swapped = block["random_above_scripted_worlds"]
+        lines.append(f"  worlds where random beats scripted (score 1 = random there): {swapped}")
+    return "\n".join(lines)
+
+
+#: sweep grid keys that change the task rather than the method: entries differing only in these are
+#: pooled into one group, their cells side by side as columns
+TASK_KEYS = ("task", "level")
+
+
+def group_label(combination: str) -> str:
+    """A sweep combination without its task/level items (`"lr=1e-3,task=2"` -> `"lr=1e-3"`)."""
+    items = [i for i in combination.split(",") if i and i.split("=")[0].strip() not in TASK_KEYS]
+    return ",".join(items) or "default"
+
+
+def sweep_aggregates(
+    entries: Sequence[tuple[str, Mapping[str, Any]]],
+    baseline: str | None = None,
+    policy: str = "greedy",
+    reps: int = DEFAULT_REPS,
+    seed: int = DEFAULT_SEED,
+) -> dict[str, Any]:
+    """Aggregates over a sweep's `(combination, eval JSON dict)` entries: entries differing only in task
+    or level are pooled into one group (columns `(task, level, world)`), each entry normalised by its
+    own scripted/random results; per group IQM/mean/median/optimality gap, performance profiles, and the
+    probability of improvement of each group over `baseline` (a group label; default the first)."""
+    groups: dict[str, dict[tuple, np.ndarray]] = {}
+    normalised, excluded, swapped, problems = [], {}, {}, {}
+    for combination, results in entries:
+        label = group_label(combination)
+        cell = (int(results.get("task", 0)), int(results.get("level", 0)))
+        columns, info = normalised_columns(results, policy, cell)
+        normalised.append(info["normalised"])
+        if info["excluded_worlds"]:
+            excluded[combination] = info["excluded_worlds"]
+        if info["random_above_scripted_worlds"]:
+            swapped[combination] = info["random_above_scripted_worlds"]
+        group = groups.setdefault(label, {})
+        runs = {len(v) for v in [*group.values(), *columns.values()]}
+        if len(runs) > 1:
+            problems[label] = f"its entries have different seed counts {sorted(runs)}; not pooled"
+        group.update(columns)
+    for label in problems:
+        groups.pop(label)
+    groups = {k: v for k, v in groups.items() if v}
+    is_normalised = bool(normalised) and all(normalised)
+    if not is_normalised and any(normalised):  # never pool normalised with raw scores
+        raise ValueError("some sweep entries have scripted/random results and some do not; cannot compare")
+    block: dict[str, Any] = {
+        **_block_header(is_normalised, reps, seed),
+        "normalised": is_normalised,
+        "policy": policy,
+        "pooled_keys": list(TASK_KEYS),
+        "excluded_worlds": excluded,
+        "random_above_scripted_worlds": swapped,
+        "not_aggregated": problems,
+        "groups": {},
+        "probability_of_improvement": {},
+    }
+    if not groups:
+        return block
+    matrices = {k: score_matrix(v) for k, v in groups.items()}
+    block["groups"] = aggregate_intervals(matrices, is_normalised, reps, seed)
+    for k, m in matrices.items():
+        block["groups"][k]["num_runs"], block["groups"][k]["num_columns"] = m.shape
+    baseline = baseline if baseline is not None else next(iter(groups))
+    if baseline not in groups:
+        raise ValueError(f"baseline entry {baseline!r} is not one of {list(groups)}")
+    block["baseline"] = baseline
+    for label, columns in groups.items():
+        if label == baseline:
+            continue
+        shared = sorted(set(columns) & set(groups[baseline]))  # the same worlds and tasks only
+        if not shared:
+            block["probability_of_improvement"][f"{label} over {baseline}"] = None
+            continue
+        x = np.stack([columns[k] for k in shared], axis=1)
+        y = np.stack([groups[baseline][k] for k in shared], axis=1)
+        p = probability_of_improvement(x, y, reps, seed)
+        block["probability_of_improvement"][f"{label} over {baseline}"] = {**p, "num_columns": len(shared)}
+    block["profiles"] = performance_profiles(matrices, reps=reps, seed=seed)
+    return block
+
+
+def format_sweep_aggregates(block: Mapping[str, Any]) -> str:
+    """Printed lines of a sweep aggregates block: IQM per group and P(improvement) over the baseline."""
+    if not block["groups"]:
+        return "robust aggregates: none (no finished entry with usable scores)"
+    what = "normalised by scripted/random on the same worlds" if block["normalised"] else "raw returns"
+    lines = [f"IQM of {block['policy']} held-out returns ({block['interval']}, {what}):"]
+    for label, stats in block["groups"].items():
+        lines.append(f"  {label:<30s} {_interval_text(stats['iqm'])}")
+    if block["probability_of_improvement"]:
+        lines.append(f"probability of improvement over {block['baseline']} ({block['interval']}):")
+        for pair, p in block["probability_of_improvement"].items():
+            lines.append(f"  P({pair}) = {'no shared worlds' if p is None else _interval_text(p)}")
+    return "\n".join(lines)
+
+
+def write_sweep_aggregates(
+    sweep_dir: Any,
+    entries: Sequence[tuple[str, Mapping[str, Any]]],
+    baseline: str | None = None,
+    title: str = "",
+    reps: int = DEFAULT_REPS,
+    seed: int = DEFAULT_SEED,
+) -> dict[str, Any]:
+    """`sweep_aggregates` of `entries` written to `sweep_dir`: aggregates.json, aggregates.png (interval
+    plot) and profiles.png (performance profiles); returns the block."""
+    import json
+    from pathlib import Path
+
+    from hivex_jax.eval.plots import plot_aggregates, plot_performance_profiles
+
+    sweep_dir = Path(sweep_dir)
+    sweep_dir.mkdir(parents=True, exist_ok=True)
+    block = sweep_aggregates(entries, baseline, reps=reps, seed=seed)
+    (sweep_dir / "aggregates.json").write_text(json.dumps(block, indent=1))
+    if block["groups"]:
+        what = "normalised score" if block["normalised"] else "return"
+        plot_aggregates(sweep_dir / "aggregates.png", block["groups"], f"{title} ({what})".strip())
+        plot_performance_profiles(sweep_dir / "profiles.png", block["profiles"], f"{title} ({what})".strip())
+    return block
