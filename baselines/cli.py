@@ -211,6 +211,12 @@ def evaluate_main(argv: list[str]) -> int:
         help="held-out: per-world episodes, greedy and stochastic, CIs over seeds (default); hivex: HIVEX's "
         "test runs (one world after another from seed 6000, stochastic, mean of summary points, 3 runs)",
     )
+    p.add_argument(
+        "--marl-eval",
+        default=None,
+        metavar="FILE",
+        help="also write the greedy policy's per-world results in marl-eval's JSON format to FILE",
+    )
     p.add_argument("--agent-steps", type=int, default=None, help="hivex protocol: agent steps per test run")
     p.add_argument("--summary-freq", type=int, default=None, help="hivex protocol: agent steps per summary")
     p.add_argument(
@@ -226,7 +232,10 @@ def evaluate_main(argv: list[str]) -> int:
     config = _run_folder_config(run_dir, [])
     validate_env(config)
     if args.protocol == "hivex":
+        if args.marl_eval:
+            raise UserError("--marl-eval exports per-world results: use it with --protocol held-out")
         return _evaluate_hivex(run_dir, config, args)
+    marl_eval_file = _marl_eval_file(args.marl_eval)
     tag = (args.worlds or "test").replace(":", "-").replace(",", "_")
     out = Path(args.out) if args.out else run_dir / f"eval_{tag}.json"
     if out.is_dir():
@@ -238,11 +247,32 @@ def evaluate_main(argv: list[str]) -> int:
 
     results = evaluate_run(run_dir, args.worlds, not args.no_baselines, args.steps)
     results = {"protocol": "held-out", **results}
+    results["env_steps_per_seed"] = results["updates_done"] * config.steps_per_update
+    from hivex_jax.eval.aggregate import eval_aggregates, format_eval_aggregates
+
+    results["aggregates"] = eval_aggregates(results)
     out.write_text(json.dumps(results, indent=1))
     plot = plot_eval(out.with_suffix(".png"), results)
     print(format_results(results))
-    print(f"wrote {out} and {plot}")
+    print("  (return +-95% CI: Student t over training seeds of their mean over worlds; IQM above: by hand)")
+    print(format_eval_aggregates(results["aggregates"]))
+    if marl_eval_file is not None:
+        from hivex_jax.eval.marl_eval import write_marl_eval
+
+        write_marl_eval(marl_eval_file, [(None, results)])
+    print(f"wrote {out} and {plot}" + (f" and {marl_eval_file}" if marl_eval_file else ""))
     return 0
+
+
+def _marl_eval_file(value: str | None) -> Path | None:
+    """The --marl-eval output file, after checking it is not a folder and its folder is writable."""
+    if value is None:
+        return None
+    path = Path(value)
+    if path.is_dir():
+        raise UserError(f"--marl-eval {path} is a folder; give a file name like {path / 'marl_eval.json'}")
+    check_writable_dir(path.parent, "--marl-eval folder")
+    return path
 
 
 def _evaluate_hivex(run_dir: Path, config: Any, args: Any) -> int:
@@ -293,6 +323,16 @@ def sweep_main(argv: list[str]) -> int:
     p.add_argument("--name", default="sweep")
     p.add_argument("--out-dir", default="runs")
     p.add_argument("--no-progress", action="store_true")
+    p.add_argument(
+        "--baseline-entry",
+        default=None,
+        metavar="COMBINATION",
+        help="the entry others are compared to by probability of improvement (default: the first); "
+        "without its task=/level= items, which are pooled",
+    )
+    p.add_argument(
+        "--marl-eval", default=None, metavar="FILE", help="also write every entry in marl-eval's JSON format"
+    )
     p.add_argument("overrides", nargs="*", metavar="key=value")
     args = p.parse_intermixed_args(argv)
     grid: list[tuple[str, list[str]]] = []
@@ -309,6 +349,12 @@ def sweep_main(argv: list[str]) -> int:
     configs = [load_config(args.config, [*args.overrides, *combo]) for combo in combos]
     labels = [",".join(combo) or "default" for combo in combos]
     slugs = ["".join(c if c.isalnum() or c in "=.-" else "_" for c in label) for label in labels]
+    from hivex_jax.eval.aggregate import group_label
+
+    entry_names = list(dict.fromkeys(group_label(label) for label in labels))
+    if args.baseline_entry is not None and group_label(args.baseline_entry) not in entry_names:
+        raise UserError(f"--baseline-entry {args.baseline_entry!r} is not one of {entry_names}")
+    marl_eval_file = _marl_eval_file(args.marl_eval)
     check_writable_dir(sweep_dir, "sweep folder")
     for config, slug in zip(configs, slugs, strict=True):
         validate_env(config)
@@ -318,7 +364,7 @@ def sweep_main(argv: list[str]) -> int:
     from baselines.guards import NonFiniteError
     from baselines.runner import run_training
 
-    rows = []
+    rows, evals = [], []
     for label, slug, config in zip(labels, slugs, configs, strict=True):
         print(f"\n=== {label} ===")
         try:
@@ -328,6 +374,7 @@ def sweep_main(argv: list[str]) -> int:
             rows.append({"combination": label, "run_dir": str(sweep_dir / slug), "diverged": one_line(exc)})
             continue
         policies = summary["eval"]["policies"]
+        evals.append((label, summary["eval"]))
         rows.append(
             {
                 "combination": label,
@@ -339,7 +386,8 @@ def sweep_main(argv: list[str]) -> int:
     (sweep_dir / "sweep.json").write_text(json.dumps(rows, indent=1))
     finished = [r for r in rows if "diverged" not in r]
     names = [n for n in ("greedy", "stochastic", "scripted", "random") if finished and n in finished[0]]
-    columns = [f"{n} return (mean ± 95% CI)" for n in names] or ["result"]  # all diverged: one column
+    columns = [f"{n} return (mean ± Student-t 95% CI over seeds)" for n in names]
+    columns = columns or ["result"]  # all diverged: one column
     lines = ["| combination | " + " | ".join(columns) + " |", "|---|" + "---|" * len(columns)]
     for r in rows:
         if "diverged" in r:
@@ -365,7 +413,32 @@ def sweep_main(argv: list[str]) -> int:
         sweep_summary(sweep_dir / "sweep.png", finished, f"{configs[0].algo.upper()} on {configs[0].env_id}")
     print("\n" + table)
     print(f"wrote {sweep_dir / 'sweep.json'}, sweep.md" + (" and sweep.png" if finished else ""))
+    if evals:
+        _sweep_aggregates(sweep_dir, evals, args.baseline_entry, marl_eval_file, configs[0])
     return 0 if finished else 3
+
+
+def _sweep_aggregates(
+    sweep_dir: Path, evals: list, baseline: str | None, marl_eval_file: Path | None, config: Any
+) -> None:
+    """aggregates.json/.png and profiles.png of the finished entries, P(improvement) printed over the
+    baseline entry (the first finished one if the named one diverged); the marl-eval file if asked."""
+    from hivex_jax.eval.aggregate import format_sweep_aggregates, group_label, write_sweep_aggregates
+
+    finished = [group_label(label) for label, _ in evals]
+    if baseline is not None and group_label(baseline) not in finished:
+        print(f"note: --baseline-entry {baseline!r} did not finish; comparing to {finished[0]!r}")
+        baseline = None
+    title = f"{config.algo.upper()} on {config.env_id}"
+    block = write_sweep_aggregates(sweep_dir, evals, group_label(baseline) if baseline else None, title)
+    print("\n" + format_sweep_aggregates(block))
+    written = ["aggregates.json"] + (["aggregates.png", "profiles.png"] if block["groups"] else [])
+    if marl_eval_file is not None:
+        from hivex_jax.eval.marl_eval import write_marl_eval
+
+        write_marl_eval(marl_eval_file, evals)
+        written.append(str(marl_eval_file))
+    print(f"wrote {', '.join(written)}")
 
 
 if __name__ == "__main__":
