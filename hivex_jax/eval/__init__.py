@@ -5,6 +5,7 @@ from hivex_jax.eval.plots import learning_curve, per_world_returns, sweep_summar
 from hivex_jax.eval.rollout import (
     Evaluator,
     evaluate,
+    evaluate_params,
     find_scripted_policy,
     random_policy,
     scripted_policy,
@@ -16,6 +17,7 @@ __all__ = [
     "Evaluator",
     "episode_frames",
     "evaluate",
+    "evaluate_params",
     "find_scripted_policy",
     "iqm",
     "learning_curve",

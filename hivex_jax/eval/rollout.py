@@ -4,6 +4,11 @@
 A policy is `policy(policy_params, key, obs, state) -> action` for one env (`obs` leaves `[A, ...]`).
 Every call with the same `key` and worlds sees the same worlds and the same environment randomness, so
 all training seeds (and the scripted / random baselines) are scored on identical episodes.
+
+With `params_axis=True` the env params are an argument too: a stack of `EnvParams` (`stack_params`,
+e.g. every task x level) is vmapped in one compiled program, and the policy is given as a factory
+`make_policy(env_params) -> Policy` that receives each entry's (traced) params, as scripted controllers
+need them (`lambda p: scripted_policy(env, p)`).
 """
 
 from __future__ import annotations
@@ -18,12 +23,20 @@ import numpy as np
 from hivex_jax.core.seeding import rollout_key, rollout_step_keys, seed_range, world_key
 
 Policy = Callable[[Any, jax.Array, dict, Any], dict]
+#: `make_policy(env_params) -> Policy`, called inside the trace with each entry's (traced) env params
+PolicyFactory = Callable[[Any], Policy]
+#: `final_metrics(state, env_params) -> {name: array}`, read from the state the episode ended in
+FinalMetrics = Callable[[Any, Any], dict]
 
 
-def _episode(env: Any, env_params: Any, policy: Policy, num_steps: int):
-    """`run(policy_params, world_seed, key) -> totals` for one episode of at most `num_steps` steps."""
+def _episode(env: Any, make_policy: PolicyFactory, num_steps: int, final_metrics: FinalMetrics | None):
+    """`run(policy_params, env_params, world_seed, key) -> totals` for one episode of at most
+    `num_steps` steps."""
 
-    def run(policy_params: Any, world_seed: jax.Array, key: jax.Array) -> dict[str, jax.Array]:
+    def run(
+        policy_params: Any, env_params: Any, world_seed: jax.Array, key: jax.Array
+    ) -> dict[str, jax.Array]:
+        policy = make_policy(env_params)
         obs, state = env.reset(world_key(world_seed), env_params)
         key = rollout_key(key, world_seed)
         a = env.num_agents
@@ -35,6 +48,8 @@ def _episode(env: Any, env_params: Any, policy: Policy, num_steps: int):
             "reward_terms": jnp.zeros((a, len(env.reward_term_names)), jnp.float32),
             "stats": jax.tree.map(lambda s: jnp.zeros(s.shape, jnp.float32), zero_info.get("stats", {})),
         }
+        if final_metrics is not None:
+            totals["final"] = final_metrics(state, env_params)
 
         def body(carry, t):
             obs, state, totals, finished = carry
@@ -42,7 +57,7 @@ def _episode(env: Any, env_params: Any, policy: Policy, num_steps: int):
             action = policy(policy_params, k_act, obs, state)
             obs, state, reward, _, _, info = env.step(k_env, state, action, env_params)
             live = (~finished).astype(jnp.float32)  # count each episode once, then stop
-            totals = {
+            new_totals = {
                 "return": totals["return"] + live * reward,
                 "length": totals["length"] + (~finished).astype(jnp.int32),
                 "active_steps": totals["active_steps"] + (live * info["active"]).astype(jnp.int32),
@@ -51,7 +66,13 @@ def _episode(env: Any, env_params: Any, policy: Policy, num_steps: int):
                     lambda x, y: x + live * y.astype(jnp.float32), totals["stats"], info.get("stats", {})
                 ),
             }
-            return (obs, state, totals, finished | info["done"]), None
+            if final_metrics is not None:  # follow the state while the episode runs, then freeze
+                new_totals["final"] = jax.tree.map(
+                    lambda old, new: jnp.where(finished, old, new),
+                    totals["final"],
+                    final_metrics(state, env_params),
+                )
+            return (obs, state, new_totals, finished | info["done"]), None
 
         init = (obs, state, totals, jnp.zeros((), bool))
         (_, _, totals, _), _ = jax.lax.scan(body, init, jnp.arange(num_steps))
@@ -64,6 +85,11 @@ class Evaluator:
     """Compiled held-out evaluation: `evaluator(policy_params)` -> totals shaped `[W, ...]`, or
     `[P, W, ...]` with `batched=True` (P = leading axis of `policy_params`, e.g. training seeds).
 
+    With `params_axis=True`, `env_params` is a stack `[E, ...]` (`stack_params`) and `policy` a factory
+    `make_policy(env_params) -> Policy`; totals are `[E, W, ...]` (`[P, E, W, ...]` with `batched`), all
+    E entries (tasks, levels) in one compiled program; `evaluator(..., env_params=other_stack)` reuses
+    it for another stack of the same size. `final_metrics(state, env_params)`, if given, adds
+    `totals["final"]`: its value on the state each episode ended in.
     Built once and called many times (e.g. during training) without recompiling.
     """
 
@@ -71,28 +97,53 @@ class Evaluator:
         self,
         env: Any,
         env_params: Any,
-        policy: Policy,
+        policy: Policy | PolicyFactory,
         worlds: str | Sequence[int],
         key: jax.Array | int = 0,
         num_steps: int | None = None,
         batched: bool = False,
+        params_axis: bool = False,
+        final_metrics: FinalMetrics | None = None,
     ):
         self.worlds = seed_range(worlds)
         self.env = env
-        self.num_steps = int(env_params.max_steps) if num_steps is None else int(num_steps)
+        self.params_axis = params_axis
+        # a stack's episodes end at their own max_steps (the env's `done`); scan to the longest
+        self.num_steps = (
+            int(np.max(np.asarray(env_params.max_steps))) if num_steps is None else int(num_steps)
+        )
         self.key = jax.random.PRNGKey(key) if isinstance(key, int) else key
-        run = _episode(env, env_params, policy, self.num_steps)
-        over_worlds = jax.vmap(run, in_axes=(None, 0, None))
-        fn = jax.vmap(over_worlds, in_axes=(0, None, None)) if batched else over_worlds
+        if params_axis:
+            self.env_params = env_params
+            run = _episode(env, policy, self.num_steps, final_metrics)
+            over_worlds = jax.vmap(run, in_axes=(None, None, 0, None))
+            over_params = jax.vmap(over_worlds, in_axes=(None, 0, None, None))
+            fn = jax.vmap(over_params, in_axes=(0, None, None, None)) if batched else over_params
+        else:  # env params fixed at compile time (constants in the program), as before params_axis
+            self.env_params = None
+            run_any = _episode(env, lambda _: policy, self.num_steps, final_metrics)
+
+            def run(policy_params, world_seed, key):
+                return run_any(policy_params, env_params, world_seed, key)
+
+            over_worlds = jax.vmap(run, in_axes=(None, 0, None))
+            fn = jax.vmap(over_worlds, in_axes=(0, None, None)) if batched else over_worlds
         self._fn = jax.jit(fn)
         self._seeds = jnp.asarray(self.worlds.astype(np.uint32))
 
     def __call__(
-        self, policy_params: Any = None, worlds: str | Sequence[int] | None = None
+        self, policy_params: Any = None, worlds: str | Sequence[int] | None = None, env_params: Any = None
     ) -> dict[str, Any]:
-        """Totals on the evaluator's worlds, or on `worlds` (recompiles only if their count differs)."""
+        """Totals on the evaluator's worlds, or on `worlds` (recompiles only if their count differs);
+        with `params_axis`, on the constructor's params stack or on `env_params` (same recompile rule)."""
         seeds = self._seeds if worlds is None else jnp.asarray(seed_range(worlds).astype(np.uint32))
-        out = self._fn(policy_params, seeds, self.key)
+        if self.params_axis:
+            stack = self.env_params if env_params is None else env_params
+            out = self._fn(policy_params, stack, seeds, self.key)
+        else:
+            if env_params is not None:
+                raise ValueError("env_params at call time needs Evaluator(..., params_axis=True)")
+            out = self._fn(policy_params, seeds, self.key)
         return jax.tree.map(np.asarray, out)
 
 
@@ -108,6 +159,33 @@ def evaluate(
 ) -> dict[str, Any]:
     """One-shot `Evaluator(...)(policy_params)`: per-world (and per-agent) episode totals as numpy."""
     return Evaluator(env, env_params, policy, worlds, key, num_steps, batched)(policy_params)
+
+
+def evaluate_params(
+    env: Any,
+    params_batch: Any,
+    make_policy: PolicyFactory,
+    worlds: str | Sequence[int],
+    policy_params: Any = None,
+    key: jax.Array | int = 0,
+    num_steps: int | None = None,
+    batched: bool = False,
+    final_metrics: FinalMetrics | None = None,
+) -> dict[str, Any]:
+    """One-shot `Evaluator(..., params_axis=True)(policy_params)`: totals `[E, W, ...]` as numpy for a
+    stack of E `EnvParams` (one compile for all of them)."""
+    evaluator = Evaluator(
+        env,
+        params_batch,
+        make_policy,
+        worlds,
+        key,
+        num_steps,
+        batched,
+        params_axis=True,
+        final_metrics=final_metrics,
+    )
+    return evaluator(policy_params)
 
 
 # ------------------------------------------------------------------------------------ baselines

@@ -1,5 +1,5 @@
 """Held-out evaluation rollouts: totals match a step-by-step reference, stop at the episode's end,
-are deterministic per key, and batch over policy parameters."""
+are deterministic per key, and batch over policy parameters and over a stack of env params."""
 
 import jax
 import jax.numpy as jnp
@@ -10,7 +10,7 @@ from trainer_fake_env import scripted_policy as tiny_scripted
 
 import hivex_jax
 from hivex_jax.eval import Evaluator, evaluate, find_scripted_policy, random_policy, summarize_totals
-from hivex_jax.eval.rollout import scripted_policy
+from hivex_jax.eval.rollout import evaluate_params, scripted_policy
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -89,3 +89,48 @@ def test_wind_farm_scripted_beats_random_on_test_worlds():
     scripted, rand = out["return"][0], out["return"][1]
     assert scripted.mean() > 1.5 * rand.mean()
     assert (out["length"] == 300).all()
+
+
+def test_a_params_stack_gives_the_per_params_results_bitwise_in_one_program():
+    env = TinyEnv()
+    base = env.default_params()
+    variants = [base, base.replace(task_weights=jnp.array([[1.0, 0.5, 2.0]]), max_steps=jnp.int32(8))]
+
+    def make_policy(p):  # reads the (traced) env params, as scripted controllers do
+        def policy(policy_params, key, obs, state):
+            action = tiny_scripted(obs, p)
+            push = p.task_weights[0, 1] * action["continuous"] + 0.3 * jax.random.normal(key, (3, 1))
+            return dict(action, continuous=jnp.clip(push, -1.0, 1.0))
+
+        return policy
+
+    def final(state, p):
+        return {"x": state.x, "step": state.step}
+
+    stack = hivex_jax.stack_params(variants)
+    out = evaluate_params(env, stack, make_policy, [3, 4], key=5, num_steps=12, final_metrics=final)
+    assert out["return"].shape == (2, 2, 3) and out["final"]["x"].shape == (2, 2, 3)
+    for i, p in enumerate(variants):
+        entry = jax.tree.map(lambda x, i=i: x[i], out)
+        alone = evaluate_params(
+            env, hivex_jax.stack_params([p]), make_policy, [3, 4], key=5, num_steps=12, final_metrics=final
+        )
+        jax.tree.map(np.testing.assert_array_equal, entry, jax.tree.map(lambda x: x[0], alone))
+        # params folded in as compile-time constants (the fixed-params Evaluator) round differently by
+        # an ulp or so (XLA simplifies around constants), so that path agrees to float32 precision
+        fixed = Evaluator(env, p, make_policy(p), [3, 4], key=5, num_steps=12, final_metrics=final)()
+        np.testing.assert_array_equal(entry["length"], fixed["length"])
+        jax.tree.map(lambda a, b: np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6), entry, fixed)
+    # the params reach the env and the policy: max_steps 8 cuts the second entry's episodes
+    assert (out["length"][1] <= 8).all() and (out["length"][0] > 8).any()
+    assert not np.array_equal(out["return"][0], out["return"][1])
+    # final metrics come from the state each episode ended in, not the one after all 12 steps
+    np.testing.assert_array_equal(out["final"]["step"], out["length"])
+    # another stack of the same size reuses the compiled program
+    ev = Evaluator(env, stack, make_policy, [3, 4], key=5, num_steps=12, params_axis=True)
+    np.testing.assert_array_equal(ev()["return"], out["return"])
+    swapped = ev(env_params=hivex_jax.stack_params(variants[::-1]))
+    np.testing.assert_array_equal(swapped["return"][::-1], out["return"])
+    assert ev._fn._cache_size() == 1
+    with pytest.raises(ValueError, match="params_axis"):
+        Evaluator(env, base, make_policy(base), [3], num_steps=4)(env_params=base)
