@@ -1,4 +1,4 @@
-"""`hivex` command line: train | evaluate | sweep | bench | render | list.
+"""`hivex` command line: train | evaluate | sweep | bench | render | list | serve.
 
 Sub-commands import their modules lazily so `hivex list` stays fast. train, evaluate, sweep (and
 `bench --train`) belong to the trainer: they are found through the `hivex_jax.commands` entry-point
@@ -19,7 +19,7 @@ from typing import Any
 
 from hivex_jax.core.errors import UserError, one_line
 
-COMMANDS = ("train", "evaluate", "sweep", "bench", "render", "list")
+COMMANDS = ("train", "evaluate", "sweep", "bench", "render", "list", "serve")
 #: the entry-point group of the sub-commands (and parts of them) that the trainer provides
 COMMAND_GROUP = "hivex_jax.commands"
 
@@ -32,6 +32,7 @@ commands:
   bench      random-action (and training) throughput; see `hivex bench --help`
   render     write a GIF of an episode; see `hivex render --help`
   list       list the registered environments
+  serve      serve environments over HTTP (sessions, grader); see `hivex serve --help`
 """
 
 
@@ -103,6 +104,10 @@ def _dispatch(command: str, rest: list[str]) -> int:
         from hivex_jax.eval.render import main as render_main
 
         return render_main(rest)
+    if command == "serve":
+        from hivex_jax.serve.cli import main as serve_main
+
+        return serve_main(rest)
     if command in ("train", "evaluate", "sweep"):
         return command_plugin(command)(rest)
     raise AssertionError(f"unhandled command {command!r}")  # COMMANDS and this dispatch disagree

@@ -29,6 +29,7 @@ RANKS = {
     "eval": 4,
     "interop": 4,
     "command": 5,  # hivex_jax/cli.py, bench.py, __main__.py
+    "serve": 5,  # hivex_jax/serve/: the `hivex serve` command (HTTP server), a command like the above
 }
 COMMAND_MODULES = {"cli", "bench", "__main__"}
 
