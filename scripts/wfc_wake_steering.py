@@ -95,7 +95,7 @@ def figure(path, positions, yaw, model):
     import matplotlib.pyplot as plt
 
     lo, hi = positions.min(0) - 3 * D, positions.max(0) + 3 * D
-    lo, hi = np.asarray(lo), np.asarray(hi)
+    lo, hi = np.array(lo), np.array(hi)  # writable copies
     lo[0] -= 2 * D
     hi[0] += 8 * D
     xs, ys = np.linspace(lo[0], hi[0], 320), np.linspace(lo[1], hi[1], 160)
