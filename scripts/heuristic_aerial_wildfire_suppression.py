@@ -3,6 +3,11 @@
 Held-out worlds 6000..6000+N, full episodes (3000 decisions or until every plane is out). 6000 is HIVEX's
 test seed number, but not its worlds: HIVEX's seed starts one Unity random stream per test run.
 Prints a markdown table: mean episode return per plane (95% CI over worlds) and a few statistics.
+Built on `hivex_jax.eval.rollout.evaluate_params`: the levels run as one stack of `EnvParams` (one compile
+per policy), with the evaluation module's keys (`seeding.rollout_key` / `rollout_step_keys`, evaluation
+key 0); the burnt fraction is read from the state each episode ended in (`final_metrics`). Figures
+measured before 2026-11-30 used a per-script key schedule and took the burnt fraction after all
+`--steps` decisions (the fire kept burning after the last plane was out), so they differ.
 
     PJRT_NPROC=1 python scripts/heuristic_aerial_wildfire_suppression.py --worlds 8 --task 0
 """
@@ -20,48 +25,28 @@ import numpy as np
 import hivex_jax
 from hivex_jax.envs.aerial_wildfire_suppression import scripted_policy
 from hivex_jax.envs.aerial_wildfire_suppression.params import BURNT
+from hivex_jax.eval import rollout
 
 
-def evaluate(env, params, seeds, policy: str, steps: int) -> dict[str, np.ndarray]:
-    """Per-world results of one policy; `params` is batched like `seeds`."""
-    keys = jax.vmap(hivex_jax.world_key)(jnp.asarray(seeds, jnp.uint32))
-    space = env.action_space()
+def burnt_fraction(state, params) -> dict[str, jax.Array]:
+    """The share of the island's trees that are burnt, f32[] (an `Evaluator` `final_metrics`)."""
+    return {"burnt_fraction": jnp.sum(state.cells == BURNT) / jnp.maximum(state.num_trees, 1)}
 
-    def episode(key, p):
-        obs, state = env.reset(key, p)
 
-        def body(carry, k):
-            obs, state, ret, stats, over = carry
-            k_act, k_step = jax.random.split(k)
-            if policy == "random":
-                action = space.sample(k_act)
-            else:
-                action = scripted_policy(obs, p)
-            obs, state, reward, term, trunc, info = env.step(k_step, state, action, p)
-            live = ~over
-            ret = ret + reward * live
-            stats = jax.tree.map(lambda s, x: s + x * live, stats, info["stats"])
-            over = over | info["done"]
-            return (obs, state, ret, stats, over), info["burning_trees"]
-
-        _, first_state, _, _, _, info0 = env.step(key, state, space.noop(), p)
-        zeros = jax.tree.map(jnp.zeros_like, info0["stats"])
-        carry = (obs, state, jnp.zeros(env.num_agents), zeros, jnp.asarray(False))
-        (obs, state, ret, stats, _), burning = jax.lax.scan(body, carry, jax.random.split(key, steps))
-        burnt = jnp.sum(state.cells == BURNT)
-        return {
-            "return": jnp.mean(ret),
-            "fire_out": jnp.max(stats["fire_out"]),
-            "too_close": jnp.max(stats["fire_too_close_to_city"]),
-            "crash": jnp.mean(stats["crash_count"]),
-            "extinguished": jnp.sum(stats["extinguishing_trees"]),
-            "prepared": jnp.sum(stats["preparing_trees"]),
-            "drops": jnp.sum(stats["water_drop"]),
-            "burnt_fraction": burnt / jnp.maximum(state.num_trees, 1),
-        }
-
-    out = jax.jit(jax.vmap(episode))(keys, params)
-    return jax.tree.map(np.asarray, out)
+def per_episode(totals: dict) -> dict[str, np.ndarray]:
+    """The table's per-episode numbers `[levels, worlds]` from `evaluate_params` totals
+    `[levels, worlds, planes, ...]`."""
+    stats = totals["stats"]
+    return {
+        "return": totals["return"].mean(-1),
+        "fire_out": stats["fire_out"].max(-1),  # broadcast to live planes: 1 if any saw it
+        "too_close": stats["fire_too_close_to_city"].max(-1),
+        "crash": stats["crash_count"].mean(-1),
+        "extinguished": stats["extinguishing_trees"].sum(-1),
+        "prepared": stats["preparing_trees"].sum(-1),
+        "drops": stats["water_drop"].sum(-1),
+        "burnt_fraction": totals["final"]["burnt_fraction"],
+    }
 
 
 def picture(path: str, steps: int = 400) -> None:
@@ -148,14 +133,20 @@ def main() -> None:
         return
     env, params = hivex_jax.make("AerialWildfireSuppression-v0", task=args.task)
     levels = [int(v) for v in args.levels.split(",")]
-    seeds = np.tile(np.arange(6000, 6000 + args.worlds), len(levels))
-    level_of = np.repeat(levels, args.worlds)
-    batch = hivex_jax.stack_params([env.variant_params(params, level=int(lv)) for lv in level_of])
+    worlds = range(6000, 6000 + args.worlds)
+    stack = hivex_jax.stack_params([env.variant_params(params, level=lv) for lv in levels])
+    policies = {
+        "random": lambda _: rollout.random_policy(env),
+        "heuristic": lambda p: rollout.scripted_policy(env, p),
+    }
     results = {}
-    for policy in ("random", "heuristic"):
+    for name, make_policy in policies.items():
         t0 = time.time()
-        results[policy] = evaluate(env, batch, seeds, policy, args.steps)
-        print(f"# {policy}: {time.time() - t0:.0f} s", flush=True)
+        totals = rollout.evaluate_params(
+            env, stack, make_policy, worlds, num_steps=args.steps, final_metrics=burnt_fraction
+        )
+        results[name] = per_episode(totals)
+        print(f"# {name}: {time.time() - t0:.0f} s", flush=True)
     print(
         f"\nTask {args.task}, {args.worlds} held-out worlds per level (seeds 6000..{6000 + args.worlds - 1}),"
     )
@@ -165,8 +156,7 @@ def main() -> None:
         "| extinguished | prepared | burnt fraction | random burnt fraction |"
     )
     print("|---|---|---|---|---|---|---|---|---|---|")
-    for lv in levels:
-        m = level_of == lv
+    for m, lv in enumerate(levels):
         r, h = results["random"], results["heuristic"]
         print(
             f"| {lv} | {ci(r['return'][m])} | {ci(h['return'][m])} | {h['fire_out'][m].mean():.2f} "
@@ -175,9 +165,9 @@ def main() -> None:
             f"| {h['prepared'][m].mean():.0f} | {h['burnt_fraction'][m].mean():.2f} "
             f"| {r['burnt_fraction'][m].mean():.2f} |"
         )
-    allr, allh = results["random"]["return"], results["heuristic"]["return"]
+    allr, allh = results["random"]["return"].ravel(), results["heuristic"]["return"].ravel()
     print(f"\nall levels: random {ci(allr)}, heuristic {ci(allh)}")
-    slope = np.polyfit(level_of, allh, 1)[0]
+    slope = np.polyfit(np.repeat(levels, args.worlds), allh, 1)[0]
     print(f"heuristic return vs terrain level: least-squares slope {slope:+.1f} per level")
 
 

@@ -1,6 +1,10 @@
 """Scripted vs random policy on held-out worlds for every terrain level (Drone-Based Reforestation, main
 task). Prints a markdown table (mean +- standard error over worlds of the per-drone episode return);
 `--picture PATH` instead draws the docs picture (three worlds after some scripted steps, with cameras).
+Built on `hivex_jax.eval.rollout.evaluate_params`: the ten levels run as one stack of `EnvParams` (one
+compile per policy), with the evaluation module's keys (`seeding.rollout_key` / `rollout_step_keys`,
+evaluation key 0). Figures measured before 2026-11-30 used a per-script key schedule, so they differ
+within noise.
 
     PJRT_NPROC=1 python scripts/heuristic_drone_based_reforestation.py --worlds 8
     PJRT_NPROC=1 python scripts/heuristic_drone_based_reforestation.py \\
@@ -17,7 +21,7 @@ import numpy as np
 
 from hivex_jax.core.registry import stack_params, world_key
 from hivex_jax.envs.drone_based_reforestation import DroneBasedReforestation
-from hivex_jax.envs.drone_based_reforestation.heuristics import evaluate
+from hivex_jax.eval.rollout import evaluate_params, random_policy, scripted_policy
 
 
 def main() -> None:
@@ -33,17 +37,19 @@ def main() -> None:
 
     env = DroneBasedReforestation(num_agents=args.num_agents)
     levels = list(env.level_values)
-    seeds = np.arange(6000, 6000 + args.worlds, dtype=np.uint32)
-    params = stack_params(
-        [env.variant_params(env.default_params(), task=args.task, level=lv) for lv in levels for _ in seeds]
+    seeds = np.arange(6000, 6000 + args.worlds)
+    stack = stack_params(
+        [env.variant_params(env.default_params(), task=args.task, level=lv) for lv in levels]
     )
-    keys = jax.vmap(world_key)(np.tile(seeds, len(levels)))
-    out = evaluate(env, params, keys, jax.random.PRNGKey(0))
+    # totals [levels, worlds, drones, ...]
+    out = {
+        "scripted": evaluate_params(env, stack, lambda p: scripted_policy(env, p), seeds),
+        "random": evaluate_params(env, stack, lambda _: random_policy(env), seeds),
+    }
 
     def cell(x: np.ndarray) -> str:
         return f"{x.mean():.2f} ± {x.std(ddof=1) / np.sqrt(x.size):.2f}" if x.size > 1 else f"{x.mean():.2f}"
 
-    n = len(seeds)
     span = f"worlds {seeds[0]}..{seeds[-1]}"
     print(f"task {args.task}, {args.num_agents} drones, {span} (mean ± s.e. over worlds)\n")
     print(
@@ -52,17 +58,17 @@ def main() -> None:
     )
     print("|---|---|---|---|---|---|---|")
     for i, lv in enumerate(levels):
-        sl = slice(i * n, (i + 1) * n)
-        s_ret = np.asarray(out["scripted"]["return"])[sl]
-        r_ret = np.asarray(out["random"]["return"])[sl]
-        drops = np.asarray(out["scripted"]["stats"]["tree_drop_count"])[sl]
+        scripted, rand = out["scripted"], out["random"]
+        s_ret = scripted["return"][i].mean(-1)  # mean over drones of the episode return
+        r_ret = rand["return"][i].mean(-1)
+        drops = scripted["stats"]["tree_drop_count"][i].mean(-1)
         drop_reward = (
-            np.asarray(out["scripted"]["stats"]["cumulative_tree_drop_reward"])[sl]
-            + np.asarray(out["scripted"]["stats"]["cumulative_distance_reward"])[sl]
-        )
-        s_len = np.asarray(out["scripted"]["length"])[sl]
-        r_len = np.asarray(out["random"]["length"])[sl]
-        r_high = np.asarray(out["random"]["stats"]["highest_point_on_terrain_found"])[sl]
+            scripted["stats"]["cumulative_tree_drop_reward"][i]
+            + scripted["stats"]["cumulative_distance_reward"][i]
+        ).mean(-1)
+        s_len = scripted["active_steps"][i].mean(-1)  # mean over drones of the decisions each took
+        r_len = rand["active_steps"][i].mean(-1)
+        r_high = rand["stats"]["highest_point_on_terrain_found"][i].mean(-1)
         print(
             f"| {lv} | {cell(s_ret)} | {cell(r_ret)} | {cell(drops)} | {cell(drop_reward)} "
             f"| {s_len.mean():.1f} / {r_len.mean():.1f} | {cell(r_high)} |"

@@ -5,7 +5,10 @@ Usage: PJRT_NPROC=1 python scripts/heuristic_ocean_plastic_collection.py [--worl
 Prints a markdown table over worlds 6000..6000+N-1 for the scripted, the random and the idle (all
 no-op) policy: mean per-vessel episode return +- 95% CI, pebbles collected per vessel, episode length
 (decisions until every vessel is out or 1000), and the share of vessels that crossed the border or
-collided. The scripted policy is built for task 0 (the main task).
+collided. The scripted policy is built for task 0 (the main task). Built on
+`hivex_jax.eval.rollout.evaluate_params`: the tasks run as one stack of `EnvParams` (one compile per
+policy), with the evaluation module's keys (`seeding.rollout_key` / `rollout_step_keys`, evaluation key
+0). Figures measured before 2026-11-30 used a per-script key schedule, so they differ within noise.
 """
 
 from __future__ import annotations
@@ -14,52 +17,12 @@ import argparse
 
 import _jax_setup  # noqa: F401  (PJRT_NPROC=1 before jax starts)
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 import hivex_jax
 from hivex_jax.envs.ocean_plastic_collection import scripted_policy
 from hivex_jax.envs.ocean_plastic_collection.params import TASK_NAMES
-
-
-def episode_runner(env, policy, steps):
-    """Compiled `run(seeds, params)`: per-world totals of one full episode each (np arrays [worlds, ...]).
-
-    `policy(obs, key, params)`; params are an argument, so every task reuses one compilation.
-    """
-
-    def run(seed, params):
-        obs, state = env.reset(hivex_jax.world_key(seed), params)
-        a = env.num_agents
-        zero = {
-            "return": jnp.zeros(a),
-            "collected": jnp.zeros(a),
-            "crossed": jnp.zeros(a),
-            "collided": jnp.zeros(a),
-            "length": jnp.zeros(()),
-        }
-
-        def body(carry, k):
-            obs, state, totals, finished = carry
-            k_act, k_env = jax.random.split(k)
-            obs, state, r, _, _, info = env.step(k_env, state, policy(obs, k_act, params), params)
-            live = (~finished).astype(jnp.float32)
-            stats = info["stats"]
-            totals = {
-                "return": totals["return"] + live * r,
-                "collected": totals["collected"] + live * stats["pebbles_collected"],
-                "crossed": totals["crossed"] + live * stats["border_crossings"],
-                "collided": totals["collided"] + live * stats["vessel_collisions"],
-                "length": totals["length"] + live,
-            }
-            return (obs, state, totals, finished | info["done"]), None
-
-        keys = jax.random.split(jax.random.PRNGKey(seed), steps)
-        (_, _, totals, _), _ = jax.lax.scan(body, (obs, state, zero, jnp.zeros((), bool)), keys)
-        return totals
-
-    compiled = jax.jit(jax.vmap(run, in_axes=(0, None)))
-    return lambda seeds, params: jax.tree.map(np.asarray, compiled(seeds, params))
+from hivex_jax.eval import rollout
 
 
 def picture(env, params, path, world=6000, steps=120):
@@ -108,30 +71,32 @@ def main():
     env, params = hivex_jax.make("OceanPlasticCollection-v0")
     if args.picture:
         picture(env, params, args.picture)
-    seeds = jnp.arange(6000, 6000 + args.worlds, dtype=jnp.uint32)
-    space = env.action_space()
+    tasks = [int(t) for t in args.tasks.split(",")]
+    worlds = range(6000, 6000 + args.worlds)
+    stack = hivex_jax.stack_params([env.variant_params(params, task=task) for task in tasks])
+    noop = env.action_space().noop()
+    policies = {
+        "scripted": lambda p: rollout.scripted_policy(env, p),
+        "random": lambda _: rollout.random_policy(env),
+        # no throttle, no steering: the vessels never move (the reference point for task 3)
+        "idle": lambda _: lambda policy_params, key, obs, state: noop,
+    }
+    # totals [tasks, worlds, vessels, ...] per policy
+    totals = {name: rollout.evaluate_params(env, stack, make, worlds) for name, make in policies.items()}
     print(
         f"{args.worlds} held-out worlds (seeds 6000..{6000 + args.worlds - 1}), {env.num_agents} vessels, "
         f"episodes of at most {int(params.max_steps)} decisions; per-vessel means\n"
     )
     print("| task | policy | return | pebbles collected | episode length | crossed border | collided |")
     print("|---|---|---|---|---|---|---|")
-    steps = int(params.max_steps)
-    runners = {
-        "scripted": episode_runner(env, lambda o, k, p: scripted_policy(o, p), steps),
-        "random": episode_runner(env, lambda o, k, p: space.sample(k), steps),
-        # no throttle, no steering: the vessels never move (the reference point for task 3)
-        "idle": episode_runner(env, lambda o, k, p: space.noop(), steps),
-    }
-    for task in (int(t) for t in args.tasks.split(",")):
-        pt = env.variant_params(params, task=task)
-        for name, runner in runners.items():
-            t = runner(seeds, pt)
-            ret = t["return"].mean(-1)
+    for i, task in enumerate(tasks):
+        for name, t in totals.items():
+            ret = t["return"][i].mean(-1)
+            stats = t["stats"]
             print(
                 f"| {task} {TASK_NAMES[task]} | {name} | {ret.mean():.1f} ± {ci95(ret):.1f} "
-                f"| {t['collected'].mean():.1f} | {t['length'].mean():.0f} "
-                f"| {t['crossed'].mean():.2f} | {t['collided'].mean():.2f} |"
+                f"| {stats['pebbles_collected'][i].mean():.1f} | {t['length'][i].mean():.0f} "
+                f"| {stats['border_crossings'][i].mean():.2f} | {stats['vessel_collisions'][i].mean():.2f} |"
             )
 
 
