@@ -374,7 +374,8 @@ def sweep_main(argv: list[str]) -> int:
             rows.append({"combination": label, "run_dir": str(sweep_dir / slug), "diverged": one_line(exc)})
             continue
         policies = summary["eval"]["policies"]
-        evals.append((label, summary["eval"]))
+        if "worlds" in summary["eval"]:  # per-world results: what the robust aggregates read
+            evals.append((label, summary["eval"]))
         rows.append(
             {
                 "combination": label,

@@ -332,7 +332,7 @@ def sweep_aggregates(
     normalised, excluded, swapped, problems = [], {}, {}, {}
     for combination, results in entries:
         label = group_label(combination)
-        cell = (int(results.get("task", 0)), int(results.get("level", 0)))
+        cell = (str(results.get("task")), str(results.get("level")))  # level None: the env's default
         columns, info = normalised_columns(results, policy, cell)
         normalised.append(info["normalised"])
         if info["excluded_worlds"]:

@@ -28,8 +28,10 @@ RETURN, LENGTH, NORMALISED = "return", "episode_length", "normalised_score"
 
 
 def task_name(results: Mapping[str, Any]) -> str:
-    """marl-eval task key of an eval JSON dict: `task_<t>_level_<l>`."""
-    return f"task_{int(results.get('task', 0))}_level_{int(results.get('level', 0))}"
+    """marl-eval task key of an eval JSON dict: `task_<t>_level_<l>`, or `task_<t>` where the run used the
+    env's default level (config `level: null`)."""
+    level = results.get("level")
+    return f"task_{int(results.get('task', 0))}" + ("" if level is None else f"_level_{int(level)}")
 
 
 def algorithm_name(results: Mapping[str, Any], combination: str | None = None) -> str:

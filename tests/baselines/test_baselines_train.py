@@ -95,6 +95,8 @@ def test_train_resume_evaluate_and_outputs(tmp_path, capsys):
     assert "2 worlds (1 of them in the train pool)" in capsys.readouterr().out
     assert len(other["policies"]["stochastic"]["per_world"][1]["return_per_seed"]) == 4
     assert other["protocol"] == "held-out"
+    assert other["aggregates"]["interval"] == "rliable stratified bootstrap 95% CI"  # issue 17: robust
+    assert other["aggregates"]["policies"]["greedy"]["num_runs"] == 4  # aggregates over seeds x worlds
 
     # HIVEX's protocol: run i = seed i, one world after another, windows of agent steps
     hivex = ["--protocol", "hivex", "--agent-steps", "72", "--summary-freq", "36", "--runs", "2"]
@@ -140,6 +142,11 @@ def test_sweep_tabulates_every_combination(tmp_path):
     assert (tmp_path / "sweep" / "sweep.png").stat().st_size > 0
     table = (tmp_path / "sweep" / "sweep.md").read_text().splitlines()
     assert table[2].count("±") == 2  # greedy and stochastic have 4 seeds; scripted and random ran once
+    aggregates = json.loads((tmp_path / "sweep" / "aggregates.json").read_text())
+    assert list(aggregates["groups"]) == ["checkpoint_every=1", "checkpoint_every=3"]
+    poi = aggregates["probability_of_improvement"]["checkpoint_every=3 over checkpoint_every=1"]
+    assert poi["point"] == 0.5  # host-only key: the same scores, neither improves on the other
+    assert (tmp_path / "sweep" / "profiles.png").stat().st_size > 0
 
 
 @pytest.mark.timeout(300)

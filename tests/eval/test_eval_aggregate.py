@@ -32,11 +32,11 @@ def test_usable_worlds_relative_threshold():
 
 def test_normalised_columns_excludes_and_reports_worlds():
     r = fake_results({"greedy": [[2.0, 5.0, 7.0, 2.0]] * 2}, [4.0, 3.0, 2.0, 0.0], [0.0, 1.0, 2.0, 4.0])
-    columns, info = ag.normalised_columns(r, "greedy", cell=(0, 0))
+    columns, info = ag.normalised_columns(r, "greedy", cell=("0", "None"))
     assert info == {"normalised": True, "excluded_worlds": [6002], "random_above_scripted_worlds": [6003]}
-    assert sorted(columns) == [(0, 0, 6000), (0, 0, 6001), (0, 0, 6003)]
-    np.testing.assert_allclose(columns[(0, 0, 6001)], [2.0, 2.0])
-    np.testing.assert_allclose(columns[(0, 0, 6003)], [0.5, 0.5])
+    assert sorted(columns) == [("0", "None", 6000), ("0", "None", 6001), ("0", "None", 6003)]
+    np.testing.assert_allclose(columns[("0", "None", 6001)], [2.0, 2.0])
+    np.testing.assert_allclose(columns[("0", "None", 6003)], [0.5, 0.5])
     raw, info = ag.normalised_columns(fake_results({"greedy": [[2.0, 5.0]]}), "greedy")
     assert info["normalised"] is False and raw[(6001,)].tolist() == [5.0]
 
@@ -147,7 +147,7 @@ def test_sweep_pools_tasks_and_ranks_entries():
 
 
 def test_sweep_refuses_to_mix_normalised_and_raw_entries():
-    normalised = fake_results({"greedy": [[1.0]]}, [2.0], [0.0])
+    normalised = fake_results({"greedy": [[1.0]]}, [2.0], [0.0], level=None)
     with pytest.raises(ValueError, match="cannot compare"):
         ag.sweep_aggregates([("a=1", normalised), ("a=2", fake_results({"greedy": [[1.0]]}))], reps=REPS)
 

@@ -88,6 +88,8 @@ def test_stochastic_policy_and_duplicate_names():
     r = fake_results({"greedy": [[1.0]], "stochastic": [[7.0]]})
     data = to_marl_eval([(None, r)], policy="stochastic")
     assert data["WindFarmControl-v0"]["task_0_level_0"]["ippo"]["seed_0"]["step_0"]["return"] == [7.0]
+    default_level = to_marl_eval([(None, {**r, "level": None})])  # config level: null
+    assert list(default_level["WindFarmControl-v0"]) == ["task_0"]
     with pytest.raises(ValueError, match="two entries export as"):
         to_marl_eval([(None, r), (None, r)])
     without_steps = {k: v for k, v in r.items() if k != "env_steps_per_seed"}
