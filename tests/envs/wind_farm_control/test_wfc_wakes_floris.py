@@ -2,7 +2,8 @@
 
 Grid: rows, the HIVEX patterns and the two real farms x wind directions x speeds x yaw settings, for
 both model sets. Every turbine must be within the issue's 1 % (speed, and power as a fraction of
-rated); 99 % of turbines must agree to 1e-4. Agreement is float32 rounding (~1e-7) except where
+rated), and all but one turbine (or 1 %) per flow case to 1e-4.
+Agreement is float32 rounding (~1e-7) except where
 FLORIS's hard thresholds (wake-overlap count at 0.05 m/s, the 2 D lateral and 15 D downstream reach
 of added turbulence, the near-wake start) sit within rounding of a rotor point: there float32 and
 float64 can fall on opposite sides (measured: 0.13 % once on Lillgrund, scripts/wfc_wakes_floris_table.py).
@@ -92,7 +93,9 @@ def test_every_turbine_matches_floris(model, name):
         speed_error = np.abs(jv / fv - 1.0)
         power_error = np.abs(jp - fp) / wakes.RATED_POWER_W
         assert speed_error.max() < 0.01 and power_error.max() < 0.01, (name, angle, kind, speed_error.max())
-        assert np.mean(speed_error < 1e-4) >= 0.99 and np.mean(power_error < 1e-4) >= 0.99, (
+        # threshold flips are rare: at most one turbine (or 1 %) per flow case beyond 1e-4
+        allowed = max(1, len(positions) // 100)
+        assert np.sum(speed_error >= 1e-4) <= allowed and np.sum(power_error >= 1e-4) <= allowed, (
             name,
             angle,
             kind,
