@@ -114,7 +114,7 @@ def test_divergence_stops_keeps_the_finite_checkpoint_and_resumes(tmp_path, caps
 def test_sweep_records_a_diverged_combination_and_goes_on(tmp_path, capsys, monkeypatch):
     # training stubbed out: lr=1e30 "diverges", any other lr "finishes" with hand-made summaries
     import baselines.runner
-    from baselines.cli import sweep_main
+    from baselines.cli_sweep import sweep_main
     from baselines.guards import NonFiniteError
 
     trained = []

@@ -12,7 +12,8 @@ import yaml
 from trainer_fake_env import TINY_CONFIG
 
 from baselines import checkpoint
-from baselines.cli import evaluate_main, train_main
+from baselines.cli import train_main
+from baselines.cli_evaluate import evaluate_main
 from baselines.common import flatten_batch, shuffled_minibatches
 from baselines.config import from_dict
 from baselines.population import Population, get_population
@@ -129,7 +130,7 @@ def test_train_resume_evaluate_and_outputs(tmp_path, capsys):
 
 @pytest.mark.timeout(300)
 def test_sweep_tabulates_every_combination(tmp_path):
-    from baselines.cli import sweep_main
+    from baselines.cli_sweep import sweep_main
 
     config = _write_config(tmp_path, num_seeds=4, gif_frames=0)
     args = ["--config", config, "--grid", "checkpoint_every=1,3", "--out-dir", str(tmp_path), "--no-progress"]

@@ -1,0 +1,128 @@
+"""`hivex evaluate`: a saved run on any worlds (held-out protocol) or scored as HIVEX scored (hivex)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from baselines.cli import _compilation_cache, _marl_eval_file, _run_folder_config
+from baselines.config import validate_env
+from hivex_jax.core.errors import (
+    ArgumentParser,
+    UserError,
+    check_positive,
+    check_writable_dir,
+    reports_user_errors,
+    user_input,
+    world_seeds,
+)
+
+
+@reports_user_errors("hivex evaluate")
+def evaluate_main(argv: list[str]) -> int:
+    """`hivex evaluate RUN_DIR [--worlds 6000:6100]`: score a saved policy on any worlds."""
+    p = ArgumentParser(
+        prog="hivex evaluate",
+        description="Evaluate a saved run (every seed, greedy and stochastic) on held-out worlds, next to "
+        "the scripted and random policies; prints a table and writes eval_<worlds>.json and a per-world "
+        "plot eval_<worlds>.png into the run.",
+    )
+    p.add_argument("run_dir")
+    p.add_argument("--worlds", default=None, help='world seeds, "6000:6100" or "1,5,9" (default: test pool)')
+    p.add_argument("--steps", type=int, default=None, help="episode steps (default: the env's max_steps)")
+    p.add_argument("--no-baselines", action="store_true", help="skip the scripted / random policies")
+    p.add_argument(
+        "--out",
+        default=None,
+        help="JSON output (default: RUN_DIR/eval_<worlds>.json, or eval_hivex.json; a plot goes next to it)",
+    )
+    p.add_argument(
+        "--protocol",
+        choices=("held-out", "hivex"),
+        default="held-out",
+        help="held-out: per-world episodes, greedy and stochastic, CIs over seeds (default); hivex: HIVEX's "
+        "test runs (one world after another from seed 6000, stochastic, mean of summary points, 3 runs)",
+    )
+    p.add_argument(
+        "--marl-eval",
+        default=None,
+        metavar="FILE",
+        help="also write the greedy policy's per-world results in marl-eval's JSON format to FILE",
+    )
+    p.add_argument("--agent-steps", type=int, default=None, help="hivex protocol: agent steps per test run")
+    p.add_argument("--summary-freq", type=int, default=None, help="hivex protocol: agent steps per summary")
+    p.add_argument(
+        "--runs", type=int, default=None, help="hivex protocol: test runs (default: min(3, seeds))"
+    )
+    args = p.parse_args(argv)
+    check_positive(
+        steps=args.steps, agent_steps=args.agent_steps, summary_freq=args.summary_freq, runs=args.runs
+    )
+    if args.worlds is not None:
+        world_seeds(args.worlds, "--worlds")
+    run_dir = Path(args.run_dir)
+    config = _run_folder_config(run_dir, [])
+    validate_env(config)
+    if args.protocol == "hivex":
+        if args.marl_eval:
+            raise UserError("--marl-eval exports per-world results: use it with --protocol held-out")
+        return _evaluate_hivex(run_dir, config, args)
+    marl_eval_file = _marl_eval_file(args.marl_eval)
+    tag = (args.worlds or "test").replace(":", "-").replace(",", "_")
+    out = Path(args.out) if args.out else run_dir / f"eval_{tag}.json"
+    if out.is_dir():
+        raise UserError(f"--out {out} is a folder; give a file name like {out / 'eval.json'}")
+    check_writable_dir(out.parent, "output folder")
+    _compilation_cache()
+    from baselines.evaluation import evaluate_run
+    from baselines.run_files import format_results, plot_eval
+
+    results = evaluate_run(run_dir, args.worlds, not args.no_baselines, args.steps)
+    results = {"protocol": "held-out", **results}
+    results["env_steps_per_seed"] = results["updates_done"] * config.steps_per_update
+    from hivex_jax.eval.aggregate import eval_aggregates, format_eval_aggregates
+
+    results["aggregates"] = eval_aggregates(results)
+    out.write_text(json.dumps(results, indent=1))
+    plot = plot_eval(out.with_suffix(".png"), results)
+    print(format_results(results))
+    print("  (return +-95% CI: Student t over training seeds of their mean over worlds; IQM above: by hand)")
+    print(format_eval_aggregates(results["aggregates"]))
+    if marl_eval_file is not None:
+        from hivex_jax.eval.marl_eval import write_marl_eval
+
+        write_marl_eval(marl_eval_file, [(None, results)])
+    print(f"wrote {out} and {plot}" + (f" and {marl_eval_file}" if marl_eval_file else ""))
+    return 0
+
+
+def _evaluate_hivex(run_dir: Path, config: Any, args: Any) -> int:
+    """`hivex evaluate RUN --protocol hivex`: checks first, then HIVEX test runs (baselines.hivex_eval)."""
+    from hivex_jax.eval.hivex_protocol import hivex_test_run
+
+    if args.worlds is not None or args.steps is not None:
+        raise UserError(
+            "--worlds and --steps belong to the held-out protocol; the hivex protocol plays "
+            "worlds 6000, 6001, ... for --agent-steps agent steps"
+        )
+    with user_input():
+        hivex_test_run(config.env_id, args.agent_steps, args.runs, args.summary_freq)
+    if args.runs is not None and args.runs > config.num_seeds:
+        raise UserError(
+            f"--runs {args.runs}: the run has {config.num_seeds} training seed(s); run i tests seed i"
+        )
+    out = Path(args.out) if args.out else run_dir / "eval_hivex.json"
+    if out.is_dir():
+        raise UserError(f"--out {out} is a folder; give a file name like {out / 'eval_hivex.json'}")
+    check_writable_dir(out.parent, "output folder")
+    _compilation_cache()
+    from baselines.hivex_eval import evaluate_run_hivex, format_hivex_results
+
+    results = evaluate_run_hivex(
+        run_dir, args.agent_steps, args.runs, args.summary_freq, baselines=not args.no_baselines
+    )
+    out.write_text(json.dumps(results, indent=1))
+    print(format_hivex_results(results))
+    print(f"wrote {out}")
+    return 0

@@ -1,0 +1,156 @@
+"""`hivex sweep`: one run per combination of a grid, held-out results tabulated, aggregated and plotted."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from baselines import checkpoint
+from baselines.cli import _compilation_cache, _marl_eval_file
+from baselines.config import load_config, validate_env
+from hivex_jax.core.errors import (
+    ArgumentParser,
+    UserError,
+    check_writable_dir,
+    one_line,
+    reports_user_errors,
+)
+
+
+@reports_user_errors("hivex sweep")
+def sweep_main(argv: list[str]) -> int:
+    """`hivex sweep [--config FILE] --grid key=v1,v2 [...] [key=value ...]`: train every combination
+    (each with `num_seeds` vmapped seeds), evaluate on held-out worlds, tabulate mean +- 95% CI. A
+    combination that diverges (NaN/inf) is tabulated as diverged and the sweep goes on; exit status 3
+    only if every combination diverged."""
+    p = ArgumentParser(
+        prog="hivex sweep",
+        description="Seed-sweep generalisation study over a grid of config values. Each combination is a "
+        "run under OUT_DIR/NAME/<combination>/; the summary goes to OUT_DIR/NAME/sweep.json and sweep.md.",
+        epilog="example: hivex sweep --grid lr=1e-4,3e-4 --grid level=0,3 num_seeds=5 test_worlds=6000:6050",
+    )
+    p.add_argument("--config", default=None)
+    p.add_argument("--grid", action="append", default=[], metavar="key=v1,v2", help="values to sweep")
+    p.add_argument("--name", default="sweep")
+    p.add_argument("--out-dir", default="runs")
+    p.add_argument("--no-progress", action="store_true")
+    p.add_argument(
+        "--baseline-entry",
+        default=None,
+        metavar="COMBINATION",
+        help="the entry others are compared to by probability of improvement (default: the first); "
+        "without its task=/level= items, which are pooled",
+    )
+    p.add_argument(
+        "--marl-eval", default=None, metavar="FILE", help="also write every entry in marl-eval's JSON format"
+    )
+    p.add_argument("overrides", nargs="*", metavar="key=value")
+    args = p.parse_intermixed_args(argv)
+    grid: list[tuple[str, list[str]]] = []
+    for item in args.grid:
+        key, _, values = item.partition("=")
+        key, choices = key.strip(), [v for v in values.split(",") if v.strip()]
+        if not key or not choices:
+            raise UserError(f"--grid {item!r} must look like key=v1,v2")
+        if key in dict(grid):
+            raise UserError(f"--grid {key} is given twice; list all its values in one --grid {key}=v1,v2")
+        grid.append((key, choices))
+    combos = list(itertools.product(*[[f"{k}={v}" for v in vs] for k, vs in grid])) or [()]
+    sweep_dir = Path(args.out_dir) / args.name
+    configs = [load_config(args.config, [*args.overrides, *combo]) for combo in combos]
+    labels = [",".join(combo) or "default" for combo in combos]
+    slugs = ["".join(c if c.isalnum() or c in "=.-" else "_" for c in label) for label in labels]
+    from hivex_jax.eval.aggregate import group_label
+
+    entry_names = list(dict.fromkeys(group_label(label) for label in labels))
+    if args.baseline_entry is not None and group_label(args.baseline_entry) not in entry_names:
+        raise UserError(f"--baseline-entry {args.baseline_entry!r} is not one of {entry_names}")
+    marl_eval_file = _marl_eval_file(args.marl_eval)
+    check_writable_dir(sweep_dir, "sweep folder")
+    for config, slug in zip(configs, slugs, strict=True):
+        validate_env(config)
+        if (sweep_dir / slug / checkpoint.CHECKPOINT_DIR).exists():
+            raise UserError(f"{sweep_dir / slug} already holds a run; use another --name or --out-dir")
+    _compilation_cache()
+    from baselines.guards import NonFiniteError
+    from baselines.runner import run_training
+
+    rows, evals = [], []
+    for label, slug, config in zip(labels, slugs, configs, strict=True):
+        print(f"\n=== {label} ===")
+        try:
+            summary = run_training(config, sweep_dir / slug, progress=not args.no_progress)
+        except NonFiniteError as exc:  # one diverged combination (e.g. too high an lr) is a result
+            print(f"hivex sweep: {label}: {one_line(exc)}", file=sys.stderr)
+            rows.append({"combination": label, "run_dir": str(sweep_dir / slug), "diverged": one_line(exc)})
+            continue
+        policies = summary["eval"]["policies"]
+        if "worlds" in summary["eval"]:  # per-world results: what the robust aggregates read
+            evals.append((label, summary["eval"]))
+        rows.append(
+            {
+                "combination": label,
+                "run_dir": summary["run_dir"],
+                **{f"{n}": policies[n]["summary"] for n in policies},
+            }
+        )
+    sweep_dir.mkdir(parents=True, exist_ok=True)
+    (sweep_dir / "sweep.json").write_text(json.dumps(rows, indent=1))
+    finished = [r for r in rows if "diverged" not in r]
+    names = [n for n in ("greedy", "stochastic", "scripted", "random") if finished and n in finished[0]]
+    columns = [f"{n} return (mean ± Student-t 95% CI over seeds)" for n in names]
+    columns = columns or ["result"]  # all diverged: one column
+    lines = ["| combination | " + " | ".join(columns) + " |", "|---|" + "---|" * len(columns)]
+    for r in rows:
+        if "diverged" in r:
+            lines.append(
+                f"| {r['combination']} | " + " | ".join(["diverged (NaN/inf)"] * len(columns)) + " |"
+            )
+            continue
+        lines.append(
+            f"| {r['combination']} | "
+            + " | ".join(  # a policy run once (scripted, random) has no spread over seeds
+                f"{r[n]['mean']:.1f} ± {r[n]['ci95']:.1f}"
+                if r[n].get("num_seeds", 2) > 1
+                else f"{r[n]['mean']:.1f}"
+                for n in names
+            )
+            + " |"
+        )
+    table = "\n".join(lines)
+    (sweep_dir / "sweep.md").write_text(table + "\n")
+    from hivex_jax.eval.plots import sweep_summary
+
+    if finished:  # the plot shows the combinations that finished
+        sweep_summary(sweep_dir / "sweep.png", finished, f"{configs[0].algo.upper()} on {configs[0].env_id}")
+    print("\n" + table)
+    print(f"wrote {sweep_dir / 'sweep.json'}, sweep.md" + (" and sweep.png" if finished else ""))
+    if evals:
+        _sweep_aggregates(sweep_dir, evals, args.baseline_entry, marl_eval_file, configs[0])
+    return 0 if finished else 3
+
+
+def _sweep_aggregates(
+    sweep_dir: Path, evals: list, baseline: str | None, marl_eval_file: Path | None, config: Any
+) -> None:
+    """aggregates.json/.png and profiles.png of the finished entries, P(improvement) printed over the
+    baseline entry (the first finished one if the named one diverged); the marl-eval file if asked."""
+    from hivex_jax.eval.aggregate import format_sweep_aggregates, group_label, write_sweep_aggregates
+
+    finished = [group_label(label) for label, _ in evals]
+    if baseline is not None and group_label(baseline) not in finished:
+        print(f"note: --baseline-entry {baseline!r} did not finish; comparing to {finished[0]!r}")
+        baseline = None
+    title = f"{config.algo.upper()} on {config.env_id}"
+    block = write_sweep_aggregates(sweep_dir, evals, group_label(baseline) if baseline else None, title)
+    print("\n" + format_sweep_aggregates(block))
+    written = ["aggregates.json"] + (["aggregates.png", "profiles.png"] if block["groups"] else [])
+    if marl_eval_file is not None:
+        from hivex_jax.eval.marl_eval import write_marl_eval
+
+        write_marl_eval(marl_eval_file, evals)
+        written.append(str(marl_eval_file))
+    print(f"wrote {', '.join(written)}")
