@@ -14,8 +14,6 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import math
-import re
-import types
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +21,7 @@ from typing import Any
 
 import yaml
 
+from baselines.config_values import ConfigError, coerce_value, load_yaml, parse_overrides
 from hivex_jax.core.errors import UserError, one_line, world_seeds
 
 #: the config shipped as the default of `hivex train`
@@ -30,27 +29,6 @@ DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "configs" / "ippo_wind
 
 #: version of the config.yaml layout a run folder records; bump when a field is renamed or changes meaning
 FORMAT_VERSION = 1
-
-
-class _YAMLLoader(yaml.SafeLoader):
-    """PyYAML's safe loader without YAML 1.1's base-60 numbers: `train_worlds: 5:30` is the text "5:30"
-    (a world range), not the integer 330."""
-
-
-_YAMLLoader.yaml_implicit_resolvers = {k: list(v) for k, v in yaml.SafeLoader.yaml_implicit_resolvers.items()}
-for _first in "+-0123456789":  # checked before the int/float resolvers that start with these characters
-    _YAMLLoader.yaml_implicit_resolvers.setdefault(_first, []).insert(
-        0, ("tag:yaml.org,2002:str", re.compile(r"^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?$"))
-    )
-
-
-def _load_yaml(text: str) -> Any:
-    """`yaml.safe_load` without base-60 numbers (see `_YAMLLoader`)."""
-    return yaml.load(text, Loader=_YAMLLoader)  # noqa: S506 - a SafeLoader subclass
-
-
-class ConfigError(UserError):
-    """A config that cannot run (unknown key, wrong type, impossible combination, unreadable file)."""
 
 
 @dataclass(frozen=True)
@@ -225,51 +203,6 @@ ALGORITHMS: dict[str, type[PPOConfig]] = {"ippo": IPPOConfig, "mappo": MAPPOConf
 
 
 # ---------------------------------------------------------------------------------------- loading
-def _coerce(name: str, value: Any, annotation: Any) -> Any:
-    """Convert a YAML / command-line value to the field's declared type, or raise `ConfigError`."""
-    hint = annotation
-    origin = typing.get_origin(hint)
-    if origin in (types.UnionType, typing.Union):
-        args = [a for a in typing.get_args(hint) if a is not type(None)]
-        if value is None or (isinstance(value, str) and value.lower() in ("none", "null")):
-            return None
-        hint = args[0]
-    try:
-        if hint is bool:
-            if isinstance(value, str):
-                if value.lower() in ("true", "1", "yes", "on"):
-                    return True
-                if value.lower() in ("false", "0", "no", "off"):
-                    return False
-                raise ValueError(value)
-            return bool(value)
-        if hint is int:
-            if isinstance(value, float) and not value.is_integer():
-                raise ValueError(value)
-            return int(float(value)) if isinstance(value, str) else int(value)
-        if hint is float:
-            return float(value)
-        if hint is str:
-            return str(value)
-        if hint is tuple:
-            if isinstance(value, str):
-                value = _load_yaml(value)
-            if isinstance(value, int):
-                value = [value]
-            return tuple(int(v) for v in value)
-        if hint is dict:
-            if isinstance(value, str):
-                value = _load_yaml(value)
-            if value is None:
-                return {}
-            if not isinstance(value, dict):
-                raise ValueError(value)
-            return dict(value)
-    except (TypeError, ValueError, yaml.YAMLError) as exc:
-        raise ConfigError(f"{name}: cannot read {value!r} as {getattr(hint, '__name__', hint)}") from exc
-    return value
-
-
 def from_dict(values: dict[str, Any]) -> PPOConfig:
     """Build the config class named by `values["algo"]` (default ippo); unknown keys are errors."""
     values = dict(values)
@@ -292,34 +225,9 @@ def from_dict(values: dict[str, Any]) -> PPOConfig:
             hints.append(f"{u!r}" + (f" (did you mean {' or '.join(close)}?)" if close else ""))
         raise ConfigError(f"unknown config key(s) for {algo}: {', '.join(hints)}. Known: {sorted(fields)}")
     hints = typing.get_type_hints(cls)
-    kwargs = {k: _coerce(k, v, hints[k]) for k, v in values.items()}
+    kwargs = {k: coerce_value(k, v, hints[k]) for k, v in values.items()}
     kwargs["algo"] = algo
     return cls(**kwargs)
-
-
-def parse_overrides(overrides: list[str]) -> dict[str, Any]:
-    """`["lr=1e-3", "env_params.wind_noise_degrees=10"]` -> dict (dotted keys fill dict fields)."""
-    out: dict[str, Any] = {}
-    for item in overrides:
-        if "=" not in item:
-            raise ConfigError(f"override {item!r} must look like key=value")
-        key, raw = item.split("=", 1)
-        key = key.strip()
-        if not key:
-            raise ConfigError(f"override {item!r} must look like key=value")
-        try:
-            value = _load_yaml(raw) if raw.strip() else None
-        except yaml.YAMLError as exc:
-            raise ConfigError(f"override {item!r}: cannot read the value {raw!r} (YAML syntax)") from exc
-        if "." in key:
-            top, sub = key.split(".", 1)
-            out.setdefault(top, {})
-            if not isinstance(out[top], dict):
-                raise ConfigError(f"override {item!r}: {top} is not a dict field")
-            out[top][sub] = value
-        else:
-            out[key] = value
-    return out
 
 
 def load_config(path: str | Path | None = None, overrides: list[str] | None = None) -> PPOConfig:
@@ -330,7 +238,7 @@ def load_config(path: str | Path | None = None, overrides: list[str] | None = No
     if not path.is_file():
         raise ConfigError(f"config file {path} " + ("is a folder" if path.exists() else "does not exist"))
     try:
-        values = _load_yaml(path.read_text()) or {}
+        values = load_yaml(path.read_text()) or {}
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read config file {path}: {one_line(exc)}") from exc
     except yaml.YAMLError as exc:
