@@ -250,6 +250,8 @@ class SessionPool:
         digest = hashlib.sha256(b"".join(x.tobytes() for x in jax.tree.leaves(params))).hexdigest()
         key = (session.world_seed, digest)
         if key not in self._scripted_cache:
+            if len(self._scripted_cache) >= 4096:  # bounded memory: worlds x params graded
+                self._scripted_cache.clear()
             totals = self._scripted(params, np.uint32(session.world_seed))
             self._scripted_cache[key] = jax.tree.map(np.asarray, totals)
         return self._scripted_cache[key]
