@@ -55,7 +55,14 @@ def evaluate_main(argv: list[str]) -> int:
     p.add_argument(
         "--runs", type=int, default=None, help="hivex protocol: test runs (default: min(3, seeds))"
     )
-    args = p.parse_args(argv)
+    p.add_argument(
+        "overrides",
+        nargs="*",
+        metavar="key=value",
+        help="zero-shot transfer: evaluate in another env setting, e.g. num_agents=12 level=7 task=2 "
+        "pattern=3 env_params.x=1 env_options.y=2 (the policy runs unchanged; docs/generalisation.md)",
+    )
+    args = p.parse_intermixed_args(argv)  # key=value before or after options
     check_positive(
         steps=args.steps, agent_steps=args.agent_steps, summary_freq=args.summary_freq, runs=args.runs
     )
@@ -64,12 +71,19 @@ def evaluate_main(argv: list[str]) -> int:
     run_dir = Path(args.run_dir)
     config = _run_folder_config(run_dir, [])
     validate_env(config)
+    if args.protocol == "hivex" and args.overrides:
+        raise UserError("key=value env overrides (zero-shot transfer) belong to the held-out protocol")
+    from baselines.transfer import eval_config, setting_tag
+
+    eval_config(config, args.overrides)  # names, bounds and the policy's fit, before anything compiles
     if args.protocol == "hivex":
         if args.marl_eval:
             raise UserError("--marl-eval exports per-world results: use it with --protocol held-out")
         return _evaluate_hivex(run_dir, config, args)
     marl_eval_file = _marl_eval_file(args.marl_eval)
     tag = (args.worlds or "test").replace(":", "-").replace(",", "_")
+    if args.overrides:  # a transfer evaluation does not overwrite the run's own
+        tag += "__" + setting_tag(args.overrides)
     out = Path(args.out) if args.out else run_dir / f"eval_{tag}.json"
     if out.is_dir():
         raise UserError(f"--out {out} is a folder; give a file name like {out / 'eval.json'}")
@@ -78,7 +92,7 @@ def evaluate_main(argv: list[str]) -> int:
     from baselines.evaluation import evaluate_run
     from baselines.run_files import format_results, plot_eval
 
-    results = evaluate_run(run_dir, args.worlds, not args.no_baselines, args.steps)
+    results = evaluate_run(run_dir, args.worlds, not args.no_baselines, args.steps, args.overrides)
     results = {"protocol": "held-out", **results}
     results["env_steps_per_seed"] = results["updates_done"] * config.steps_per_update
     from hivex_jax.eval.aggregate import eval_aggregates, format_eval_aggregates
@@ -86,6 +100,11 @@ def evaluate_main(argv: list[str]) -> int:
     results["aggregates"] = eval_aggregates(results)
     out.write_text(json.dumps(results, indent=1))
     plot = plot_eval(out.with_suffix(".png"), results)
+    if args.overrides:
+        from baselines.transfer import changes
+
+        moved = changes(results["train_setting"], results["eval_setting"])
+        print("zero-shot transfer: " + ", ".join(f"{k} {a} -> {b}" for k, (a, b) in moved.items()))
     print(format_results(results))
     print("  (return +-95% CI: Student t over training seeds of their mean over worlds; IQM above: by hand)")
     print(format_eval_aggregates(results["aggregates"]))

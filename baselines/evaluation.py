@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -184,24 +185,55 @@ def load_run(
     return config, population, state
 
 
+def get_transfer_evaluation(
+    population: Population, evaluated: PPOConfig, worlds: Any, num_steps: int | None = None
+) -> HeldOutEvaluation:
+    """`HeldOutEvaluation` of the population's trained actor in the env of `evaluated` (another agent
+    count, level, task, env option; `baselines.transfer.eval_config` checked it can act there)."""
+    from baselines.common import make_env
+
+    def build() -> HeldOutEvaluation:
+        env, env_params = make_env(evaluated)
+        train = dataclasses.replace(population.train, config=evaluated, env=env, env_params=env_params)
+        return HeldOutEvaluation(train, world_list, num_steps)
+
+    world_list = tuple(rollout.seed_range(worlds).tolist())
+    key = ("transfer", compute_key(population.config), compute_key(evaluated), len(world_list), num_steps)
+    return cached(key, build).on(world_list)
+
+
 def evaluate_run(
-    run_dir: str | Path, worlds: str | None = None, baselines: bool = True, num_steps: int | None = None
+    run_dir: str | Path,
+    worlds: str | None = None,
+    baselines: bool = True,
+    num_steps: int | None = None,
+    env_overrides: Sequence[str] = (),
 ) -> dict[str, Any]:
     """Evaluate a saved run's policy (greedy and stochastic, every seed) on `worlds` (default: its test
-    pool), with the scripted and random baselines on the same worlds."""
+    pool), with the scripted and random baselines on the same worlds; `env_overrides` (`num_agents=12`,
+    `level=3`, ...) evaluate it zero-shot in another env setting (`baselines.transfer`)."""
+    from baselines.transfer import env_setting, eval_config
+
     config, population, state = load_run(run_dir)
+    evaluated = eval_config(config, env_overrides)
     worlds = worlds or config.test_worlds
-    evaluation = get_evaluation(population, worlds, num_steps)
+    if evaluated == config:
+        evaluation = get_evaluation(population, worlds, num_steps)
+    else:
+        evaluation = get_transfer_evaluation(population, evaluated, worlds, num_steps)
     results = evaluation.full(state.params, baselines=baselines)
     train_pool = set(rollout.seed_range(config.train_worlds).tolist())
     results.update(
         worlds_in_train_pool=sum(int(w) in train_pool for w in results["worlds"]),
         algo=config.algo,
         env_id=config.env_id,
-        task=config.task,
-        level=config.level,
+        task=evaluated.task,
+        level=evaluated.level,
         num_seeds=config.num_seeds,
         updates_done=int(jax.device_get(state.update)[0]),
         eval_seed=config.eval_seed,
+        env_overrides=list(env_overrides),
+        train_setting=env_setting(config),
+        eval_setting=env_setting(evaluated),
     )
     return results

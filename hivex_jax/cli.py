@@ -1,4 +1,4 @@
-"""`hivex` command line: train | evaluate | sweep | bench | render | list | serve.
+"""`hivex` command line: train | evaluate | sweep | transfer | bench | render | list | serve.
 
 Sub-commands import their modules lazily so `hivex list` stays fast. train, evaluate, sweep (and
 `bench --train`) belong to the trainer: they are found through the `hivex_jax.commands` entry-point
@@ -19,7 +19,7 @@ from typing import Any
 
 from hivex_jax.core.errors import UserError, one_line
 
-COMMANDS = ("train", "evaluate", "sweep", "bench", "render", "list", "serve")
+COMMANDS = ("train", "evaluate", "sweep", "bench", "render", "list", "serve", "transfer")
 #: the entry-point group of the sub-commands (and parts of them) that the trainer provides
 COMMAND_GROUP = "hivex_jax.commands"
 
@@ -29,6 +29,7 @@ commands:
   train      train IPPO/MAPPO (default: IPPO on WindFarmControl-v0); see `hivex train --help`
   evaluate   evaluate a saved run on held-out worlds; see `hivex evaluate --help`
   sweep      seed-sweep generalisation study; see `hivex sweep --help`
+  transfer   zero-shot transfer matrix of trained runs; see `hivex transfer --help`
   bench      random-action (and training) throughput; see `hivex bench --help`
   render     write a GIF of an episode; see `hivex render --help`
   list       list the registered environments
@@ -108,7 +109,7 @@ def _dispatch(command: str, rest: list[str]) -> int:
         from hivex_jax.serve.cli import main as serve_main
 
         return serve_main(rest)
-    if command in ("train", "evaluate", "sweep"):
+    if command in ("train", "evaluate", "sweep", "transfer"):
         return command_plugin(command)(rest)
     raise AssertionError(f"unhandled command {command!r}")  # COMMANDS and this dispatch disagree
 

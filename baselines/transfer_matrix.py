@@ -1,0 +1,215 @@
+"""A transfer matrix: every trained run (rows) evaluated zero-shot on every evaluation setting (columns),
+greedy policy, on the same worlds and noise as the scripted and random baselines.
+
+One compiled program per evaluation setting and architecture: the params of every run that shares the
+actor's architecture and plays the same evaluated env are stacked on the seed axis, and the baselines are
+extra rows of the same program (a row index picks the policy). Cells are JSON-serialisable dicts; the
+matrix file is rewritten after each setting, so an interrupted matrix resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from baselines.config import PPOConfig
+from baselines.transfer import ENV_FIELDS, env_setting
+from hivex_jax.eval import rollout
+from hivex_jax.eval.stats import mean_ci95, summarize
+
+#: config keys that do not change what the trained actor computes from an observation: runs that differ
+#: only in these (and in their training env) share one evaluation program
+TRAINING_ONLY_KEYS = frozenset(
+    {
+        "algo", "seed", "num_seeds", "num_envs", "num_steps", "total_env_steps", "chunk_updates",
+        "update_epochs", "num_minibatches", "lr", "anneal_lr", "gamma", "gae_lambda", "clip_eps",
+        "clip_value_eps", "ent_coef", "vf_coef", "max_grad_norm", "normalize_advantages", "init_log_std",
+        "train_worlds", "test_worlds", "pregenerate_worlds", "eval_seed", "eval_every",
+        "stop_at_test_return", "checkpoint_every", "gif_stride", "gif_frames", "name", "out_dir",
+        "critic_agent_id", "critic_local_obs", "reward_scaling",
+    }
+)  # fmt: skip
+
+
+@dataclass
+class LoadedRun:
+    """A trained run ready to evaluate: its config, its trainer (`act`), params `[S, ...]`, updates."""
+
+    label: str
+    run_dir: str
+    config: PPOConfig
+    train: Any
+    params: Any
+    updates_done: int
+
+
+def load(label: str, run_dir: str) -> LoadedRun:
+    """Restore the latest checkpoint of `run_dir`."""
+    from baselines.evaluation import load_run
+
+    config, population, state = load_run(run_dir)
+    updates = int(jax.device_get(state.update)[0])
+    return LoadedRun(label, str(run_dir), config, population.train, state.params, updates)
+
+
+def group_key(run: LoadedRun, evaluated: PPOConfig) -> str:
+    """Runs with equal keys share a program: same evaluated env, actor options and parameter shapes."""
+    actor = {k: v for k, v in run.config.to_dict().items() if k not in TRAINING_ONLY_KEYS | set(ENV_FIELDS)}
+    shapes = jax.tree.map(lambda x: tuple(x.shape[1:]), run.params)
+    structure = f"{jax.tree.structure(run.params)}{jax.tree.leaves(shapes)}"
+    return json.dumps([env_setting(evaluated), actor, structure], sort_keys=True, default=str)
+
+
+def _policy(train: Any, baselines: list[rollout.Policy]) -> rollout.Policy:
+    """A policy over rows `(params, index)`: index 0 the trained actor (greedy), i >= 1 baseline i-1."""
+
+    def policy(row: Any, key: jax.Array, obs: dict, state: Any) -> dict:
+        params, index = row
+        actions = [train.act(params, obs, key, True)] + [p(None, key, obs, state) for p in baselines]
+        return jax.tree.map(lambda *xs: jnp.stack(xs)[index], *actions)
+
+    return policy
+
+
+def evaluate_group(
+    runs: list[LoadedRun],
+    evaluated: list[PPOConfig],
+    worlds: np.ndarray,
+    num_steps: int | None,
+    eval_seed: int,
+) -> dict[str, dict[str, Any]]:
+    """`{run label: cell}` of `runs` (one architecture) in the env of `evaluated[0]` (one per run, all
+    the same env setting), as one compiled program: every run's seeds, then scripted (if any) and random."""
+    from baselines.common import make_env
+
+    env, env_params = make_env(evaluated[0])
+    scripted = rollout.scripted_policy(env, env_params)
+    baselines = ([scripted] if scripted is not None else []) + [rollout.random_policy(env)]
+    names = (["scripted"] if scripted is not None else []) + ["random"]
+    seeds = [jax.tree.leaves(r.params)[0].shape[0] for r in runs]
+    first = jax.tree.map(lambda x: x[:1], runs[0].params)
+    params = jax.tree.map(
+        lambda *xs: jnp.concatenate(xs), *[r.params for r in runs], *[first] * len(baselines)
+    )
+    index = jnp.concatenate([jnp.zeros(sum(seeds), jnp.int32), jnp.arange(1, len(baselines) + 1)])
+    evaluator = rollout.Evaluator(
+        env, env_params, _policy(runs[0].train, baselines), worlds, eval_seed, num_steps, batched=True
+    )
+    totals = evaluator((params, index))
+    per_row = totals["return"].mean(-1)  # [rows, W]: the per-agent mean return of each world
+    reference = {n: float(per_row[sum(seeds) + i].mean()) for i, n in enumerate(names)}
+    cells, start = {}, 0
+    for run, config, n in zip(runs, evaluated, seeds, strict=True):
+        per_seed_world = per_row[start : start + n]
+        start += n
+        cells[run.label] = cell(per_seed_world, reference, config, totals["return"].shape[-1])
+    return cells
+
+
+def cell(per_seed_world: np.ndarray, reference: dict[str, float], evaluated: PPOConfig, agents: int) -> dict:
+    """One matrix cell: greedy return summary `[S, W]`, the baselines' returns and the fraction of the
+    scripted return per seed (mean, Student-t 95% CI over seeds; None without a positive scripted return)."""
+    per_seed = per_seed_world.mean(1)
+    scripted = reference.get("scripted")
+    fraction = None
+    if scripted is not None and scripted > 0:  # a ratio to a zero or negative return reads nothing
+        ratios = per_seed / scripted
+        mean, half = mean_ci95(ratios)
+        fraction = {"mean": float(mean), "ci95": float(half), "per_seed": ratios.tolist()}
+    return {
+        "eval_setting": env_setting(evaluated),
+        "num_agents": int(agents),
+        "greedy": summarize(per_seed_world),
+        "return_per_seed": per_seed.tolist(),
+        "scripted": scripted,
+        "random": reference["random"],
+        "fraction_of_scripted": fraction,
+    }
+
+
+# -------------------------------------------------------------------------------------- report
+def _text(c: dict | None, what: str) -> str:
+    """A cell as Markdown text: fraction of scripted (or greedy return) with its 95% CI."""
+    if c is None:
+        return ""
+    block = c["fraction_of_scripted"] if what == "fraction" else c["greedy"]
+    if block is None:
+        return "n/a"
+    digits = ".2f" if what == "fraction" else ".1f"
+    ci = f" ± {block['ci95']:{digits}}" if len(c["return_per_seed"]) > 1 else ""
+    return f"{block['mean']:{digits}}{ci}"
+
+
+def markdown(matrix: dict) -> str:
+    """transfer.md: the fraction-of-scripted table and the greedy-return table (runs x settings)."""
+    settings, runs = list(matrix["eval_settings"]), list(matrix["runs"])
+    worlds = matrix["worlds"]
+    lines = [
+        f"# Transfer matrix: {matrix['env_id']}",
+        "",
+        f"Greedy policy, {len(worlds)} worlds {worlds[0]}..{worlds[-1]}, evaluation key "
+        f"{matrix['eval_seed']}. Rows: trained runs; columns: evaluation settings. ± = Student-t 95% CI "
+        "over training seeds.",
+    ]
+    for what, title in (("fraction", "Fraction of the scripted return"), ("return", "Greedy return")):
+        lines += ["", f"## {title}", "", "| run | " + " | ".join(settings) + " |"]
+        lines.append("|---|" + "---|" * len(settings))
+        for r in runs:
+            row = [_text(matrix["cells"].get(r, {}).get(s), what) for s in settings]
+            lines.append(f"| {r} | " + " | ".join(row) + " |")
+        if what == "return":
+            for name in ("scripted", "random"):
+                row = [_reference(matrix, s, name) for s in settings]
+                lines.append(f"| *{name}* | " + " | ".join(row) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _reference(matrix: dict, setting: str, name: str) -> str:
+    """A baseline's return in setting `setting` (the first run's cell that has it; runs that share the
+    evaluated env share the baselines)."""
+    for r in matrix["runs"]:
+        c = matrix["cells"].get(r, {}).get(setting)
+        if c is not None and c.get(name) is not None:
+            return f"{c[name]:.1f}"
+    return ""
+
+
+def heatmap(path: Any, matrix: dict) -> Any:
+    """transfer.png: fraction of scripted per cell (colour) with mean ± CI written in it; the greedy
+    return where no cell has a fraction (no scripted controller, or a non-positive scripted return)."""
+    from hivex_jax.eval.plots import _pyplot
+
+    plt = _pyplot()
+    settings, runs = list(matrix["eval_settings"]), list(matrix["runs"])
+    cells = [[matrix["cells"].get(r, {}).get(s) for s in settings] for r in runs]
+    any_fraction = any(c and c["fraction_of_scripted"] for row in cells for c in row)
+    what = "fraction" if any_fraction else "return"
+
+    def value(c: dict | None) -> float:
+        if c is None:
+            return np.nan
+        block = c["fraction_of_scripted"] if what == "fraction" else c["greedy"]
+        return np.nan if block is None else block["mean"]
+
+    grid = np.array([[value(c) for c in row] for row in cells], np.float64)
+    fig, ax = plt.subplots(figsize=(1.2 + 1.1 * len(settings), 1.0 + 0.6 * len(runs)))
+    image = ax.imshow(np.ma.masked_invalid(grid), cmap="viridis", aspect="auto")
+    fig.colorbar(image, ax=ax, label="fraction of scripted return" if what == "fraction" else "greedy return")
+    for i, row in enumerate(cells):
+        for j, c in enumerate(row):
+            ax.text(j, i, _text(c, what).replace(" ± ", "\n±"), ha="center", va="center", fontsize=7,
+                    color="white" if np.isfinite(grid[i, j]) else "black")  # fmt: skip
+    ax.set_xticks(range(len(settings)), settings, rotation=45, ha="right", fontsize=8)
+    ax.set_yticks(range(len(runs)), runs, fontsize=8)
+    ax.set_xlabel("evaluation setting")
+    ax.set_ylabel("trained run")
+    ax.set_title(f"{matrix['env_id']}: zero-shot transfer (greedy, ± 95% CI over seeds)", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
