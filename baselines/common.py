@@ -11,6 +11,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import optax
+from flax import struct
 
 import hivex_jax
 from baselines.config import PPOConfig
@@ -93,6 +94,58 @@ def gae(
 
     _, advantages = jax.lax.scan(backward, jnp.zeros_like(values[0]), (deltas, cont, active), reverse=True)
     return advantages, advantages + values
+
+
+# ------------------------------------------------------------------------ running normalisation
+@struct.dataclass
+class RunningMeanStd:
+    """Per-feature mean and population variance of every sample merged so far, and their count."""
+
+    mean: jax.Array  # f32[*feature_shape]
+    var: jax.Array  # f32[*feature_shape]
+    count: jax.Array  # f32[], samples (or total weight) merged
+
+
+def running_stats_init(feature_shape: tuple[int, ...] = ()) -> RunningMeanStd:
+    """Stats of nothing yet: mean 0, var 1 (normalising is the identity), count 0."""
+    return RunningMeanStd(
+        jnp.zeros(feature_shape, jnp.float32), jnp.ones(feature_shape, jnp.float32), jnp.float32(0.0)
+    )
+
+
+def merge_stats(stats: RunningMeanStd, x: jax.Array, weights: jax.Array | None = None) -> RunningMeanStd:
+    """Merge a batch `x: f32[..., *feature_shape]` (samples weighted by `weights: f32[...]`, e.g. an
+    active mask; default all 1) into `stats` with Chan et al.'s parallel update: the result is the mean
+    and variance of everything merged so far, exactly (up to float rounding), whatever the batching."""
+    x = x.astype(jnp.float32).reshape((-1,) + stats.mean.shape)
+    w = jnp.ones(x.shape[0], jnp.float32) if weights is None else weights.astype(jnp.float32).reshape(-1)
+    w = w.reshape((-1,) + (1,) * len(stats.mean.shape))
+    n_batch = jnp.sum(w)
+    safe_n_batch = jnp.maximum(n_batch, 1.0)
+    mean_batch = jnp.sum(w * x, axis=0) / safe_n_batch
+    var_batch = jnp.sum(w * jnp.square(x - mean_batch), axis=0) / safe_n_batch
+    total = stats.count + n_batch
+    batch_fraction = n_batch / jnp.maximum(total, 1.0)
+    delta = mean_batch - stats.mean
+    mean = stats.mean + delta * batch_fraction
+    # sum of squared deviations of both parts, plus the shift between their means
+    m2 = stats.var * stats.count + var_batch * n_batch + jnp.square(delta) * stats.count * batch_fraction
+    var = jnp.where(total > 0, m2 / jnp.maximum(total, 1.0), stats.var)  # nothing merged: keep var
+    return RunningMeanStd(mean, var, total)
+
+
+def normalize(stats: RunningMeanStd, x: jax.Array, clip: float) -> jax.Array:
+    """`(x - mean) / sqrt(var + 1e-8)` clipped to [-clip, clip]; `x: f32[..., *feature_shape]`."""
+    return jnp.clip((x - stats.mean) / jnp.sqrt(stats.var + 1e-8), -clip, clip)
+
+
+@struct.dataclass
+class ReturnScaling:
+    """`reward_scaling="return_std"`: rewards are divided by the running std of the discounted return
+    `G_t = r_t + gamma * G_{t-1}` (reset after each episode end), as Gym's NormalizeReward does."""
+
+    stats: RunningMeanStd  # f32[] stats of G over every active agent-step so far
+    discounted_return: jax.Array  # f32[num_envs, A], G of the step before (0 after an episode end)
 
 
 # --------------------------------------------------------------------------------------- PPO loss

@@ -27,6 +27,9 @@ from hivex_jax.core.errors import UserError, one_line, world_seeds
 #: the config shipped as the default of `hivex train`
 DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "configs" / "ippo_wind_farm_control.yaml"
 
+#: values of `reward_scaling`
+REWARD_SCALINGS = ("none", "return_std")
+
 #: version of the config.yaml layout a run folder records; bump when a field is renamed or changes meaning
 FORMAT_VERSION = 1
 
@@ -66,6 +69,11 @@ class PPOConfig:
     vf_coef: float = 0.5
     max_grad_norm: float = 0.5
     normalize_advantages: bool = True
+    # running per-feature mean/var of obs["vector"] (stored with the params, so checkpoints and
+    # evaluation use them); the actor and critic read (obs - mean) / std clipped to +-obs_norm_clip
+    obs_normalization: bool = False
+    obs_norm_clip: float = 10.0
+    reward_scaling: str = "none"  # "none" or "return_std": rewards / running std of the discounted return
     # --- networks
     hidden_sizes: tuple = (64, 64)
     cnn_channels: tuple = (16, 32)
@@ -141,6 +149,10 @@ class PPOConfig:
         for name in ("gamma", "gae_lambda"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ConfigError(f"{name} must be in [0, 1]; got {getattr(self, name)}")
+        if self.reward_scaling not in REWARD_SCALINGS:
+            raise ConfigError(f"reward_scaling must be one of {REWARD_SCALINGS}; got {self.reward_scaling!r}")
+        if not self.obs_norm_clip > 0:
+            raise ConfigError(f"obs_norm_clip must be > 0; got {self.obs_norm_clip}")
         if self.lr <= 0 or self.clip_eps <= 0:
             raise ConfigError("lr and clip_eps must be > 0")
         if not self.hidden_sizes:
@@ -257,13 +269,33 @@ def load_config(path: str | Path | None = None, overrides: list[str] | None = No
     return from_dict(values)
 
 
+def check_env_fit(config: PPOConfig, env: Any, env_params: Any) -> None:
+    """Raise a one-line `ConfigError` if the config's network or normalisation options need an
+    observation part the env does not have (compiles nothing)."""
+    spaces = env.observation_space(env_params).spaces
+    vector = spaces.get("vector")
+    has_vector = vector is not None and vector.shape[-1] > 0
+    parts = ", ".join(f"{k} {tuple(v.shape)}" for k, v in spaces.items())
+    if config.obs_normalization and not has_vector:
+        raise ConfigError(
+            f"obs_normalization normalises obs['vector'], but {config.env_id} observes only {parts}: "
+            "set obs_normalization=false"
+        )
+    if config.algo == "mappo" and getattr(config, "critic_local_obs", False) and not has_vector:
+        raise ConfigError(
+            f"critic_local_obs appends obs['vector'] to MAPPO's critic input, but {config.env_id} "
+            f"observes only {parts}: set critic_local_obs=false"
+        )
+
+
 def validate_env(config: PPOConfig) -> None:
-    """Raise `ConfigError` unless `hivex_jax.make` accepts the config's env id, task, level and options
-    (builds the env once, compiles nothing)."""
+    """Raise `ConfigError` unless `hivex_jax.make` accepts the config's env id, task, level and options,
+    and the env has the observation parts the config's options need (builds the env once, compiles
+    nothing)."""
     from baselines.common import make_env
 
     try:
-        make_env(config)
+        env, env_params = make_env(config)
     except (KeyError, TypeError, ValueError) as exc:
         message = one_line(exc)
         if config.env_id not in message:  # e.g. a value jnp cannot convert: say which options it was
@@ -272,3 +304,4 @@ def validate_env(config: PPOConfig) -> None:
                 f"{config.env_id} with {', '.join(f'{k}={v}' for k, v in given.items() if v)}: {message}"
             )
         raise ConfigError(message) from exc
+    check_env_fit(config, env, env_params)

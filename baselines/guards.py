@@ -40,6 +40,8 @@ RESUME_FIXED_KEYS = {
     "cnn_channels": "the network shapes",
     "critic_agent_id": "the critic's input shape",
     "critic_local_obs": "the critic's input shape",
+    "obs_normalization": "the saved params (running observation statistics)",
+    "reward_scaling": "the saved state (running return statistics)",
     "chunk_updates": "the checkpoint's position is counted in chunks",
     "num_steps": "env steps are counted as updates x num_envs x num_steps",
 }

@@ -6,7 +6,14 @@
 the critic reads (`critic_input`, chosen by `config.algo`): IPPO the agent's own observation; MAPPO the
 env's `global_state` plus the agent's one-hot id. Seeds are a `vmap` axis (`baselines.population`).
 Arrays are `[T, num_envs, num_agents, ...]` until `flatten_batch`; the kernels (GAE, PPO loss,
-minibatches, optimiser) are in `baselines.common`.
+minibatches, optimiser, running statistics) are in `baselines.common`.
+
+Two switches, both off by default (the program is then the one without them, bit for bit):
+`obs_normalization` keeps running per-feature stats of `obs["vector"]` (MAPPO also of the critic's
+input) in `params["obs_norm"]`, so checkpoints and `act` (evaluation) carry them; a rollout and the
+epochs that learn from it use the stats as they were at its start, and the observations it saw are
+merged in after the epochs. `reward_scaling="return_std"` divides the rewards GAE reads (not the
+reported returns) by the running std of the discounted return, kept in `RunnerState.returns`.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ import optax
 from flax import struct
 
 from baselines.common import (
+    ReturnScaling,
     TrainingEnv,
     example_obs,
     finite_flags,
@@ -28,11 +36,14 @@ from baselines.common import (
     gae,
     make_env,
     make_optimizer,
+    merge_stats,
+    normalize,
     ppo_loss,
     rollout_metrics,
+    running_stats_init,
     shuffled_minibatches,
 )
-from baselines.config import PPOConfig
+from baselines.config import PPOConfig, check_env_fit
 from baselines.networks import Actor, Critic
 
 
@@ -41,12 +52,13 @@ from baselines.networks import Actor, Critic
 class RunnerState:
     """Everything a resumed run needs (one seed; the host stacks seeds on a leading axis)."""
 
-    params: Any  # {"actor": ..., "critic": ...}
-    opt_state: Any  # optax state, including the learning-rate schedule's count
+    params: Any  # {"actor": ..., "critic": ...} (+ "obs_norm": {"actor"(, "critic"): RunningMeanStd})
+    opt_state: Any  # optax state of params' actor and critic, including the schedule's count
     env_state: Any  # [num_envs, ...] EpisodeStatistics(WorldPool(env)) states
     obs: Any  # [num_envs, A, ...] current observations
     rng: jax.Array  # u32[2]
     update: jax.Array  # i32[], updates done
+    returns: ReturnScaling | None = None  # reward_scaling="return_std" only (None: no leaves)
 
 
 @struct.dataclass
@@ -63,6 +75,7 @@ class Transition:
     terminated: jax.Array  # bool[N, A], no bootstrap
     episode_end: jax.Array  # bool[N, A], the episode ended here (terminated or truncated): cut GAE
     active: jax.Array  # bool[N, A], agent acted this step (loss mask)
+    discounted_return: jax.Array | None = None  # f32[N, A], reward_scaling="return_std" only
 
 
 @dataclass(frozen=True)
@@ -110,6 +123,7 @@ def make_train(config: PPOConfig, env: Any = None, env_params: Any = None) -> Tr
     from the config if not given)."""
     if env is None:
         env, env_params = make_env(config)
+    check_env_fit(config, env, env_params)  # a one-line ConfigError before anything compiles
     training_env = TrainingEnv(env, config.train_worlds, env_params, config.pregenerate_worlds)
     num_envs = config.num_envs
     actor = Actor(
@@ -123,6 +137,33 @@ def make_train(config: PPOConfig, env: Any = None, env_params: Any = None) -> Tr
     critic = Critic(config.hidden_sizes, config.cnn_channels, config.activation)
     optimizer = make_optimizer(config)
     centralised = config.algo == "mappo"
+    scale_rewards = config.reward_scaling == "return_std"
+
+    # ------------------------------------------------------------- observation normalisation
+    def trainable(params: dict) -> dict:
+        """The parameters the optimiser updates (not the running stats)."""
+        return {"actor": params["actor"], "critic": params["critic"]}
+
+    def actor_view(params: dict, obs: dict) -> dict:
+        """What the actor reads: `obs` with `vector` normalised when `obs_normalization`."""
+        if not config.obs_normalization:
+            return obs
+        vector = normalize(params["obs_norm"]["actor"], obs["vector"], config.obs_norm_clip)
+        return {**obs, "vector": vector}
+
+    def critic_view(params: dict, critic_obs: dict) -> dict:
+        """What the critic reads: its input normalised (IPPO: the actor's stats; MAPPO: its own)."""
+        if not config.obs_normalization:
+            return critic_obs
+        stats = params["obs_norm"]["critic" if centralised else "actor"]
+        return {**critic_obs, "vector": normalize(stats, critic_obs["vector"], config.obs_norm_clip)}
+
+    def merge_obs_stats(obs_norm: dict, obs: dict, critic_obs: dict | None) -> dict:
+        """`obs_norm` with the observations `obs` `[..., A, ...]` (and MAPPO's critic inputs) merged."""
+        merged = {"actor": merge_stats(obs_norm["actor"], obs["vector"])}
+        if centralised:
+            merged["critic"] = merge_stats(obs_norm["critic"], critic_obs["vector"])
+        return merged
 
     # ------------------------------------------------------------------- what the critic reads
     def critic_input(env_state: Any, obs: dict) -> dict:
@@ -146,21 +187,32 @@ def make_train(config: PPOConfig, env: Any = None, env_params: Any = None) -> Tr
             "actor": actor.init(k_actor, example_obs(env, env_params)),
             "critic": critic.init(k_critic, critic_example),
         }
-        return RunnerState(params, optimizer.init(params), env_state, obs, k_run, jnp.int32(0))
+        opt_state = optimizer.init(trainable(params))
+        if config.obs_normalization:  # the first rollout already acts on normalised reset obs
+            empty = {"actor": running_stats_init(obs["vector"].shape[-1:])}
+            if centralised:
+                empty["critic"] = running_stats_init(critic_example["vector"].shape[-1:])
+            critic_obs = critic_input(env_state, obs) if centralised else None
+            params["obs_norm"] = merge_obs_stats(empty, obs, critic_obs)
+        returns = None
+        if scale_rewards:
+            returns = ReturnScaling(running_stats_init(), jnp.zeros((num_envs, env.num_agents), jnp.float32))
+        return RunnerState(params, opt_state, env_state, obs, k_run, jnp.int32(0), returns)
 
     # --------------------------------------------------------------------------------- rollout
     def env_step(runner: RunnerState, _: Any) -> tuple[RunnerState, tuple[Transition, dict]]:
         rng, k_action, k_env = jax.random.split(runner.rng, 3)
-        dist = actor.apply(runner.params["actor"], runner.obs)  # batch [N, A]
+        params = runner.params
+        dist = actor.apply(params["actor"], actor_view(params, runner.obs))  # batch [N, A]
         action = dist.sample(k_action)
         critic_obs = critic_input(runner.env_state, runner.obs)
-        value = critic.apply(runner.params["critic"], critic_obs)
+        value = critic.apply(params["critic"], critic_view(params, critic_obs))
         obs, env_state, reward, terminated, _, info, final_obs, final_state = jax.vmap(
             training_env.step, (0, 0, 0, None)
         )(jax.random.split(k_env, num_envs), runner.env_state, action, env_params)
         # V of where the step got before auto-reset (observation or global state): the truncation
         # bootstrap
-        next_value = critic.apply(runner.params["critic"], critic_input(final_state, final_obs))
+        next_value = critic.apply(params["critic"], critic_view(params, critic_input(final_state, final_obs)))
         transition = Transition(
             obs=runner.obs,
             critic_obs=critic_obs if centralised else None,
@@ -174,17 +226,25 @@ def make_train(config: PPOConfig, env: Any = None, env_params: Any = None) -> Tr
             active=info["active"],
         )
         episode = {k: info["episode"][k] for k in ("done", "return", "length")}
-        return runner.replace(obs=obs, env_state=env_state, rng=rng), (transition, episode)
+        runner = runner.replace(obs=obs, env_state=env_state, rng=rng)
+        if scale_rewards:  # G_t = r_t + gamma * G_{t-1}, restarted after the episode's end
+            discounted = runner.returns.discounted_return * config.gamma + reward
+            transition = transition.replace(discounted_return=discounted)
+            restarted = jnp.where(transition.episode_end, 0.0, discounted)
+            runner = runner.replace(returns=runner.returns.replace(discounted_return=restarted))
+        return runner, (transition, episode)
 
     def rollout(runner: RunnerState) -> tuple[RunnerState, tuple[Transition, dict]]:
         """`num_steps` env steps: the trajectory `[T, N, A, ...]` and the finished-episode records."""
         return jax.lax.scan(env_step, runner, None, config.num_steps)
 
     # ------------------------------------------------------------------------------------ loss
-    def loss_fn(params: dict, minibatch: tuple) -> tuple[jax.Array, dict]:
+    def loss_fn(params: dict, obs_norm: Any, minibatch: tuple) -> tuple[jax.Array, dict]:
         traj, advantages, targets = minibatch
-        dist = actor.apply(params["actor"], traj.obs)
-        value = critic.apply(params["critic"], traj.critic_obs if centralised else traj.obs)
+        views = {} if obs_norm is None else {"obs_norm": obs_norm}  # the stats the rollout acted with
+        dist = actor.apply(params["actor"], actor_view(views, traj.obs))
+        critic_obs = traj.critic_obs if centralised else traj.obs
+        value = critic.apply(params["critic"], critic_view(views, critic_obs))
         return ppo_loss(
             dist.log_prob(traj.action),
             traj.log_prob,
@@ -203,9 +263,16 @@ def make_train(config: PPOConfig, env: Any = None, env_params: Any = None) -> Tr
 
     # ---------------------------------------------------- one update: rollout, GAE, PPO epochs
     def update_step(runner: RunnerState, _: Any) -> tuple[RunnerState, dict]:
+        obs_norm = runner.params.get("obs_norm")  # fixed through the rollout and its epochs
         runner, (traj, episode) = rollout(runner)
+        rewards = traj.reward
+        if scale_rewards:
+            return_stats = merge_stats(runner.returns.stats, traj.discounted_return, traj.active)
+            rewards = rewards / jnp.sqrt(return_stats.var + 1e-8)
+            runner = runner.replace(returns=runner.returns.replace(stats=return_stats))
+            traj = traj.replace(discounted_return=None)  # not needed in the minibatches
         advantages, targets = gae(
-            traj.reward,
+            rewards,
             traj.value,
             traj.next_value,
             traj.terminated,
@@ -222,7 +289,7 @@ def make_train(config: PPOConfig, env: Any = None, env_params: Any = None) -> Tr
 
             def minibatch_step(carry: tuple, minibatch: tuple) -> tuple[tuple, dict]:
                 params, opt_state = carry
-                grads, metrics = jax.grad(loss_fn, has_aux=True)(params, minibatch)
+                grads, metrics = jax.grad(loss_fn, has_aux=True)(params, obs_norm, minibatch)
                 updates, opt_state = optimizer.update(grads, opt_state, params)
                 return (optax.apply_updates(params, updates), opt_state), metrics
 
@@ -232,8 +299,18 @@ def make_train(config: PPOConfig, env: Any = None, env_params: Any = None) -> Tr
 
         rng, k_epochs = jax.random.split(runner.rng)
         (params, opt_state, _), loss_metrics = jax.lax.scan(
-            epoch, (runner.params, runner.opt_state, k_epochs), None, config.update_epochs
+            epoch, (trainable(runner.params), runner.opt_state, k_epochs), None, config.update_epochs
         )
+        if config.obs_normalization:  # every observation seen once: the rollout's after its first,
+            # then where it stopped (its first was merged at init or by the previous update)
+            seen = {"vector": jnp.concatenate([traj.obs["vector"][1:], runner.obs["vector"][None]])}
+            seen_critic = None
+            if centralised:
+                last = critic_input(runner.env_state, runner.obs)
+                seen_critic = jax.tree.map(
+                    lambda traj_x, x: jnp.concatenate([traj_x[1:], x[None]]), traj.critic_obs, last
+                )
+            params = {**params, "obs_norm": merge_obs_stats(obs_norm, seen, seen_critic)}
         metrics = {
             **rollout_metrics(traj, {"episode": episode}),
             **jax.tree.map(jnp.mean, loss_metrics),
@@ -249,7 +326,7 @@ def make_train(config: PPOConfig, env: Any = None, env_params: Any = None) -> Tr
     # ----------------------------------------------------------------------------------- policy
     def act(params: dict, obs: dict, key: jax.Array, greedy: bool) -> dict:
         """The trained policy on one env's observation `[A, ...]`."""
-        dist = actor.apply(params["actor"], obs)
+        dist = actor.apply(params["actor"], actor_view(params, obs))
         return dist.mode() if greedy else dist.sample(key)
 
     return Train(config, env, env_params, init, update_chunk, act, rollout)
