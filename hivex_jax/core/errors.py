@@ -41,10 +41,10 @@ def user_input(what: str = "") -> Iterator[None]:
 
 def make_checked(env_id: str, **overrides: Any) -> tuple[Any, Any]:
     """`hivex_jax.make(env_id, **overrides)` with its validation errors as `UserError`."""
-    import hivex_jax
+    from hivex_jax.core.registry import make
 
     with user_input():
-        return hivex_jax.make(env_id, **overrides)
+        return make(env_id, **overrides)
 
 
 def check_writable_dir(path: str | Path, what: str) -> None:
@@ -95,7 +95,7 @@ def reports_user_errors(prog: str) -> Callable[[Callable[..., int]], Callable[..
 def world_seeds(spec: str, what: str) -> Any:
     """The world seeds of `spec` ("6000:6100" or "1,5,9") as an int64 array, or a `UserError` naming
     `what` if the text is malformed, names no seed or a seed outside [0, 2**32)."""
-    from hivex_jax.wrappers import seed_range
+    from hivex_jax.core.seeding import seed_range
 
     with user_input(f"{what} {spec!r} (expected a range like 6000:6100 or a list like 1,5,9)"):
         seeds = seed_range(spec)

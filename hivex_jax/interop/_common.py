@@ -309,7 +309,7 @@ next_world_seed = adapter_next_world_seed
 
 def inner_state(state: Any) -> Any:
     """The innermost environment state below any stack of hivex_jax wrappers."""
-    from hivex_jax.wrappers.base import WrappedState
+    from hivex_jax.core.wrapper import WrappedState
 
     while isinstance(state, WrappedState):
         state = state.env_state

@@ -16,7 +16,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from hivex_jax.wrappers.base import Wrapper
+from hivex_jax.core.wrapper import Wrapper
 
 
 def select_where(mask: jax.Array, new: Any, old: Any) -> Any:

@@ -8,7 +8,7 @@ import jax
 import jax.numpy as jnp
 from flax import struct
 
-from hivex_jax.wrappers.base import WrappedState, Wrapper
+from hivex_jax.core.wrapper import WrappedState, Wrapper
 
 
 @struct.dataclass

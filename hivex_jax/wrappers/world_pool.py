@@ -10,7 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from hivex_jax.core.seeding import seed_range, world_key, world_pool_seeds
-from hivex_jax.wrappers.base import Wrapper
+from hivex_jax.core.wrapper import Wrapper
 
 # `seed_range` lives in hivex_jax.core.seeding; this was its old home, so it stays importable here.
 __all__ = ["PregeneratedWorldPool", "WorldPool", "seed_range"]

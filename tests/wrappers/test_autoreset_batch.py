@@ -125,11 +125,7 @@ def test_vmapped_autoreset_resets_exactly_the_done_envs_with_the_split_key():
     assert np.array_equal(info["final_state"].x, inner_state.x)
 
 
-def test_same_world_autoreset_lives_with_the_wrappers_and_its_old_path_still_imports():
-    from hivex_jax.envs.aerial_wildfire_suppression import SameWorldAutoReset as from_env
-    from hivex_jax.envs.aerial_wildfire_suppression.autoreset import SameWorldAutoReset as old_path
-
-    assert from_env is SameWorldAutoReset and old_path is SameWorldAutoReset
+def test_same_world_autoreset_lives_with_the_wrappers():
     assert issubclass(SameWorldAutoReset, AutoReset)
     with pytest.raises(TypeError, match="reset_episode"):
         SameWorldAutoReset(ENV)

@@ -3,7 +3,6 @@
 from hivex_jax.envs.aerial_wildfire_suppression.env import AerialWildfireState, AerialWildfireSuppression
 from hivex_jax.envs.aerial_wildfire_suppression.heuristics import scripted_policy
 from hivex_jax.envs.aerial_wildfire_suppression.params import AerialWildfireParams
-from hivex_jax.wrappers.autoreset import SameWorldAutoReset  # re-exported (it lives with the auto-resets)
 
 
 def make_default(**static) -> AerialWildfireSuppression:
@@ -18,7 +17,6 @@ __all__ = [
     "AerialWildfireParams",
     "AerialWildfireState",
     "AerialWildfireSuppression",
-    "SameWorldAutoReset",
     "make_default",
     "scripted_policy",
 ]

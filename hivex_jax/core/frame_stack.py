@@ -9,7 +9,7 @@ import jax.numpy as jnp
 from flax import struct
 
 from hivex_jax.core import spaces
-from hivex_jax.wrappers.base import WrappedState, Wrapper
+from hivex_jax.core.wrapper import WrappedState, Wrapper
 
 
 @struct.dataclass
