@@ -71,9 +71,9 @@ def main() -> None:
     p.add_argument("--write", action="store_true", help=f"record {GOLDEN}")
     p.add_argument("--env", action="append", default=None, help="only these env ids (default: all)")
     args = p.parse_args()
-    from hivex_jax.envs import _ENVIRONMENTS
+    from hivex_jax.envs import BUNDLED_ENV_IDS
 
-    env_ids = args.env or [env_id for env_id, _, _ in _ENVIRONMENTS]
+    env_ids = args.env or list(BUNDLED_ENV_IDS)
     records = {env_id: fingerprint(env_id) for env_id in env_ids}
     if args.write:
         old = json.loads(GOLDEN.read_text()) if GOLDEN.exists() else {}

@@ -37,6 +37,9 @@ _ENVIRONMENTS = (
     ),
 )
 
+#: the ids of the environments shipped here (the registry may hold more: users and tests add theirs)
+BUNDLED_ENV_IDS = tuple(env_id for env_id, _, _ in _ENVIRONMENTS)
+
 for _id, _package, _description in _ENVIRONMENTS:
     if importlib.util.find_spec(f"hivex_jax.envs.{_package}") is not None:
         register(_id, f"hivex_jax.envs.{_package}:make_default", description=_description)

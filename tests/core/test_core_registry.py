@@ -5,6 +5,7 @@ import pytest
 
 import hivex_jax
 from hivex_jax.core import registry
+from hivex_jax.envs import BUNDLED_ENV_IDS
 
 
 def test_list_has_wind_farm():
@@ -33,8 +34,9 @@ def test_make_splits_static_and_dynamic_overrides():
 def test_make_rejects_unknown_option_and_bad_values():
     with pytest.raises(TypeError, match="did you mean"):
         hivex_jax.make("WindFarmControl-v0", patern=3)
-    with pytest.raises(ValueError, match="unknown pattern 9"):
-        hivex_jax.make("WindFarmControl-v0", pattern=9)
+    with pytest.raises(ValueError, match="unknown pattern 11; values are 0-8 .* 9 Horns Rev"):
+        hivex_jax.make("WindFarmControl-v0", pattern=11)
+    assert int(hivex_jax.make("WindFarmControl-v0", pattern=9)[1].pattern) == 9  # a real farm (Horns Rev 1)
     with pytest.raises(ValueError, match="num_agents must be one of"):
         hivex_jax.make("WindFarmControl-v0", num_agents=5)
 
@@ -58,6 +60,6 @@ def test_hivex_list_names_every_registered_env_and_the_jaxmarl_prefix(capsys):
 
     assert main(["list"]) == 0
     out = capsys.readouterr().out
-    for env_id in hivex_jax.registered_envs():
+    for env_id in BUNDLED_ENV_IDS:
         assert env_id in out
     assert "jaxmarl/<name>" in out

@@ -7,6 +7,7 @@ import pytest
 from jax.experimental import checkify
 
 import hivex_jax
+from hivex_jax.envs import BUNDLED_ENV_IDS
 
 
 @pytest.fixture(scope="module")
@@ -108,7 +109,7 @@ def test_validate_params_checks_replaced_and_batched_params_elementwise():
         env.validate_params(batch)
 
 
-@pytest.mark.parametrize("env_id", hivex_jax.registered_envs())
+@pytest.mark.parametrize("env_id", BUNDLED_ENV_IDS)
 def test_defaults_lie_inside_their_bounds_and_clamping_leaves_them_bit_identical(env_id):
     env, params = hivex_jax.make(env_id)
     env.validate_params(params)

@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 import hivex_jax
+from hivex_jax.envs import BUNDLED_ENV_IDS
 from hivex_jax.eval import find_scripted_policy
 
 PACKAGES = (
@@ -53,7 +54,7 @@ def test_every_env_registers_its_package_make_default():
     from hivex_jax.core.registry import _REGISTRY
 
     by_package = {}
-    for env_id in hivex_jax.registered_envs():
+    for env_id in BUNDLED_ENV_IDS:
         entry = _REGISTRY[env_id].entry_point
         if isinstance(entry, str) and entry.startswith("hivex_jax.envs."):
             module, factory = entry.split(":")

@@ -87,6 +87,14 @@ class WindFarmControl(Environment):
         patterns but not HIVEX levels (so `level_values` stays HIVEX's 0-8)."""
         if level is not None and FIRST_REAL_FARM <= level < len(ALL_PATTERN_NAMES):
             return super().variant_params(params, task=task).replace(pattern=jnp.asarray(level, jnp.int32))
+        if level is not None and level not in self.level_values:
+            farms = ", ".join(
+                f"{i} {ALL_PATTERN_NAMES[i]}" for i in range(FIRST_REAL_FARM, len(ALL_PATTERN_NAMES))
+            )
+            raise ValueError(
+                f"{self.env_id}: unknown pattern {level}; values are 0-{FIRST_REAL_FARM - 1} (HIVEX's "
+                f"layouts) and the real farms {farms}"
+            )
         return super().variant_params(params, task=task, level=level)
 
     # ----------------------------------------------------------------------------------- spaces
