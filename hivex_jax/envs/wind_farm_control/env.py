@@ -92,7 +92,7 @@ class WindFarmControl(Environment):
                 f"{i} {ALL_PATTERN_NAMES[i]}" for i in range(FIRST_REAL_FARM, len(ALL_PATTERN_NAMES))
             )
             raise ValueError(
-                f"{self.env_id}: unknown pattern {level}; values are 0-{FIRST_REAL_FARM - 1} (HIVEX's "
+                f"{self.env_id}: unknown pattern {level}; values are {self.level_values} (HIVEX's "
                 f"layouts) and the real farms {farms}"
             )
         return super().variant_params(params, task=task, level=level)
