@@ -143,6 +143,7 @@ def test_real_layouts_are_published_geometry():
         assert gaps.min() == pytest.approx(spacing, rel=0.05)
 
 
+@pytest.mark.slow  # 80 turbines: ~40 s of compiling; the 8-turbine env tests cover the same path
 def test_env_with_wakes_80_turbines_horns_rev():
     env, params = hivex_jax.make(
         "WindFarmControl-v0", num_agents=80, wake_model="gauss", pattern=FIRST_REAL_FARM

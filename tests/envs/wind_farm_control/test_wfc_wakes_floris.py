@@ -82,8 +82,14 @@ def yaw_setting(kind: str, n: int, seed: int) -> np.ndarray:
     return np.random.default_rng(seed).uniform(-25, 25, n)
 
 
+#: layouts checked in the default suite (the rest, incl. the 80-turbine farm, under `pytest -m slow`)
+QUICK_LAYOUTS = ("Default", "Lillgrund")
+
+
 @pytest.mark.parametrize("model", ["gauss", "jensen"])
-@pytest.mark.parametrize("name", list(layouts()))
+@pytest.mark.parametrize(
+    "name", [n if n in QUICK_LAYOUTS else pytest.param(n, marks=pytest.mark.slow) for n in layouts()]
+)
 def test_every_turbine_matches_floris(model, name):
     positions = layouts()[name]
     for k, (angle, speed, ti, kind) in enumerate(CASES):
