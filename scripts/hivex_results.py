@@ -840,6 +840,26 @@ def render_page(results: dict[Cell, dict[str, Any]], command: str) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
+def _provenance(out_dir: Path) -> str:
+    """One line: the dates, backends and JAX versions our cells were measured with (from their files)."""
+    import datetime
+    import json as _json
+
+    dates, setups = set(), set()
+    for summary in sorted(out_dir.glob("*/*/summary.json")):
+        values = _json.loads(summary.read_text())
+        setups.add(f"JAX {values.get('jax_version', '?')} on {values.get('backend', '?')}")
+        hivex = summary.parent / "eval_hivex.json"
+        for path in (summary, hivex) if hivex.exists() else (summary,):
+            dates.add(datetime.date.fromtimestamp(path.stat().st_mtime).isoformat())
+    if not dates:
+        return ""
+    return (
+        f"Our cells were measured on {', '.join(sorted(dates))} with {', '.join(sorted(setups))} "
+        "(the project's 2-core CPU machine unless a summary says otherwise)."
+    )
+
+
 def page_main(args: argparse.Namespace) -> int:
     """`page`: write the page."""
     results = load_results(args.out_dir)
@@ -849,6 +869,10 @@ def page_main(args: argparse.Namespace) -> int:
     if args.out != DEFAULT_PAGE:
         command += f" --out {args.out}"
     text = render_page(results, command)
+    provenance = _provenance(Path(args.out_dir))
+    if provenance:  # where and when our cells were measured, after the regenerate command
+        marker = "the missing cells; it is resumable.)\n"
+        text = text.replace(marker, marker + "\n" + provenance + "\n", 1)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text)
