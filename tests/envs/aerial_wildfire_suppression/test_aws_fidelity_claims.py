@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+from fidelity_table import STATUS_FORMS, fidelity_rows
 
 import hivex_jax
 from hivex_jax.envs.aerial_wildfire_suppression import observations
@@ -27,25 +28,6 @@ ROOT = Path(__file__).resolve().parents[3]
 PAGE = ROOT / "docs" / "envs" / "aerial_wildfire_suppression.md"
 #: The reference's §5 contradictions that concern this env.
 CONTRADICTIONS = {11, 12, 13, 14, 15, 16, 17}
-STATUS_FORMS = (
-    r"same as the reference\b",
-    r"designed here because NOT FOUND \(.+\)",
-    r"contradiction (?P<n>\d+), switch `(?P<switch>\w+)`",
-    r"deliberate difference\b.*?: \S",
-)
-
-
-def fidelity_rows(page: Path, heading: str) -> dict[str, list[str]]:
-    """{row name: [source, ours, status]} of the markdown table under `heading`."""
-    section = page.read_text().split(heading + "\n", 1)[1].split("\n## ", 1)[0]
-    rows = {}
-    for line in section.splitlines():
-        if not line.startswith("|") or line.startswith("|---"):
-            continue
-        cells = [c.strip() for c in re.split(r"(?<!\\)\|", line.strip())[1:-1]]
-        if cells[0] != "HIVEX item":
-            rows[cells[0]] = cells[1:]
-    return rows
 
 
 @pytest.fixture(scope="module")

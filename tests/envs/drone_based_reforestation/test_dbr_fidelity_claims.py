@@ -10,6 +10,7 @@ import math
 from pathlib import Path
 
 import pytest
+from fidelity_table import STATUSES, fidelity_rows
 
 from hivex_jax.envs.drone_based_reforestation import DroneBasedReforestation
 from hivex_jax.envs.drone_based_reforestation.params import (
@@ -20,27 +21,6 @@ from hivex_jax.envs.drone_based_reforestation.params import (
 )
 
 DOC = Path(__file__).resolve().parents[3] / "docs" / "envs" / "drone_based_reforestation.md"
-STATUSES = (
-    "same as the reference",
-    "designed here because NOT FOUND",
-    "contradiction",
-    "deliberate difference",
-)
-
-
-def fidelity_rows(doc: Path) -> dict[str, list[str]]:
-    """{first cell: cells} of the table under '## Fidelity table' (header and separator skipped)."""
-    text = doc.read_text().split("## Fidelity table", 1)[1]
-    rows = {}
-    for line in text.splitlines()[1:]:
-        if line.startswith("## "):
-            break
-        if not line.startswith("|") or line.startswith("|---"):
-            continue
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        rows[cells[0]] = cells
-    rows.pop("HIVEX item", None)
-    return rows
 
 
 def _f(*names):
@@ -137,7 +117,7 @@ def test_documented_value_is_the_default(rows, row):
     env = DroneBasedReforestation()
     documented, getter, expected = CLAIMS[row]
     assert row in rows, f"fidelity table lost its row {row!r}"
-    assert documented in rows[row][2], f"row {row!r}: docs say {rows[row][2]!r}, expected {documented!r}"
+    assert documented in rows[row][1], f"row {row!r}: docs say {rows[row][1]!r}, expected {documented!r}"
     value = getter(env, env.default_params())
     assert all(math.isclose(v, e, rel_tol=1e-6) for v, e in zip(value, expected, strict=True)), (row, value)
 

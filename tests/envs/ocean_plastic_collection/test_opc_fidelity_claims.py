@@ -10,34 +10,12 @@ import math
 from pathlib import Path
 
 import pytest
+from fidelity_table import STATUSES, fidelity_rows
 
 from hivex_jax.envs.ocean_plastic_collection import OceanPlasticCollection
 from hivex_jax.envs.ocean_plastic_collection.params import LOWEST_OVER_ACTIVE_VESSELS
 
 DOC = Path(__file__).resolve().parents[3] / "docs" / "envs" / "ocean_plastic_collection.md"
-STATUSES = (
-    "same as the reference",
-    "designed here because NOT FOUND",
-    "contradiction",
-    "deliberate difference",
-)
-
-
-def fidelity_rows(doc: Path) -> dict[str, list[str]]:
-    """{first cell: cells} of the table under '## Fidelity table' (header and separator skipped)."""
-    text = doc.read_text().split("## Fidelity table", 1)[1]
-    rows = {}
-    for line in text.splitlines()[1:]:
-        if line.startswith("## "):
-            break
-        if not line.startswith("|") or line.startswith("|---"):
-            continue
-        cells = [c.strip() for c in line.replace("\\|", "¦").strip().strip("|").split("|")]
-        rows[cells[0]] = cells
-    rows.pop("HIVEX item", None)
-    return rows
-
-
 #: row -> (text in the docs' "ours" column, getter on (env, default params), expected default)
 CLAIMS = {
     "agents": ("3", lambda env, p: env.num_agents, 3),
@@ -98,7 +76,7 @@ def test_documented_value_is_the_default(rows, row):
     env = OceanPlasticCollection()
     documented, getter, expected = CLAIMS[row]
     assert row in rows, f"fidelity table lost its row {row!r}"
-    assert documented in rows[row][2], f"row {row!r}: docs say {rows[row][2]!r}, expected {documented!r}"
+    assert documented in rows[row][1], f"row {row!r}: docs say {rows[row][1]!r}, expected {documented!r}"
     value = getter(env, env.default_params())
     assert _close(value, expected), (row, value, expected)
 
