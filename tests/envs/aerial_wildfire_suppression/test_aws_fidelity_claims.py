@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-import re
 from pathlib import Path
 
 import numpy as np
 import pytest
 import yaml
-from fidelity_table import STATUS_FORMS, fidelity_rows
+from fidelity_table import assert_one_status_each, assert_statuses_name_real_parameters, fidelity_rows
 
 import hivex_jax
 from hivex_jax.envs.aerial_wildfire_suppression import observations
@@ -41,14 +40,7 @@ def _option(name: str):
 
 
 def test_every_row_has_exactly_one_allowed_status(rows):
-    assert len(rows) >= 40  # the table was parsed, not skipped
-    for name, (_, _, status) in rows.items():
-        forms = [f for f in STATUS_FORMS if re.match(f, status)]
-        assert len(forms) == 1, f"{name!r}: status {status!r} is not exactly one allowed form"
-        other = [
-            s for s in ("same as the reference", "because NOT FOUND", "deliberate difference") if s in status
-        ]
-        assert len(other) <= 1, f"{name!r} mixes statuses: {status!r}"
+    assert_one_status_each(rows, min_rows=40)
 
 
 def test_named_parameters_exist(rows):
@@ -56,15 +48,7 @@ def test_named_parameters_exist(rows):
     fields = {f.name for f in dataclasses.fields(AerialWildfireParams)}
     options = set(inspect.signature(AerialWildfireSuppression.__init__).parameters) - {"self"}
     constants = set(vars(aws_params)) | set(vars(observations))
-    for name, (_, _, status) in rows.items():
-        for ident in re.findall(r"`([^`]+)`", status):
-            assert ident in fields | options | constants, f"{name!r}: unknown parameter {ident}"
-        match = re.match(STATUS_FORMS[2], status)
-        if match:
-            assert int(match["n"]) in CONTRADICTIONS
-            assert match["switch"] in fields | options
-        if status.startswith("designed here because NOT FOUND"):
-            assert "`" in status or "no parameter" in status, f"{name!r} names no parameter"
+    assert_statuses_name_real_parameters(rows, fields | options | constants, fields | options, CONTRADICTIONS)
 
 
 def _default(field: str) -> float:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-import re
 from pathlib import Path
 
 import jax
@@ -17,7 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 import yaml
-from fidelity_table import STATUS_FORMS, fidelity_rows
+from fidelity_table import assert_one_status_each, assert_statuses_name_real_parameters, fidelity_rows
 
 import hivex_jax
 from hivex_jax.envs.wildfire_resource_management import generator, observations
@@ -42,14 +41,7 @@ def registered():
 
 
 def test_every_row_has_exactly_one_allowed_status(rows):
-    assert len(rows) >= 30  # the table was parsed, not skipped
-    for name, (_, _, status) in rows.items():
-        forms = [f for f in STATUS_FORMS if re.match(f, status)]
-        assert len(forms) == 1, f"{name!r}: status {status!r} is not exactly one allowed form"
-        other = [
-            s for s in ("same as the reference", "because NOT FOUND", "deliberate difference") if s in status
-        ]
-        assert len(other) <= 1, f"{name!r} mixes statuses: {status!r}"
+    assert_one_status_each(rows, min_rows=30)
 
 
 def test_named_parameters_exist(rows, registered):
@@ -58,18 +50,9 @@ def test_named_parameters_exist(rows, registered):
     options = set(inspect.signature(WildfireResourceManagement.__init__).parameters) - {"self"}
     constants = set(vars(wrm_params)) | set(vars(observations))
     env = registered[0].env
-    for name, (_, _, status) in rows.items():
-        for ident in re.findall(r"`([^`]+)`", status):
-            if ident.startswith("env."):
-                assert hasattr(env, ident[4:]), f"{name!r}: env has no {ident}"
-            else:
-                assert ident in fields | options | constants, f"{name!r}: unknown parameter {ident}"
-        match = re.match(STATUS_FORMS[2], status)
-        if match:
-            assert int(match["n"]) in CONTRADICTIONS
-            assert match["switch"] in fields | options
-        if status.startswith("designed here because NOT FOUND"):
-            assert "`" in status or "no parameter" in status, f"{name!r} names no parameter"
+    assert_statuses_name_real_parameters(
+        rows, fields | options | constants, fields | options, CONTRADICTIONS, env=env
+    )
 
 
 def _default(field: str) -> float:
