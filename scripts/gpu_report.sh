@@ -4,6 +4,11 @@
 #
 #   OUT=/some/folder scripts/gpu_report.sh          # on the GPU machine (the device tool sets $OUT)
 #   SMALL=1 OUT=/tmp/gpu_dry scripts/gpu_report.sh  # dry run on a CPU: same steps, tiny sizes
+#   PART=targets OUT=/some/folder scripts/gpu_report.sh  # instead: time every env's GPU config to its target
+#
+# PART=targets (issue 16) runs `hivex train --config configs/ippo_<env>_gpu.yaml` for the five envs, each
+# stopping at its target (a fraction of the scripted controller's held-out return, in the config) or at
+# its step limit (T_TARGET s, default 150): about 12 minutes at most, a session's device budget on its own.
 #
 # Writes into $OUT: env.txt (device, versions), train_<n>seeds.json (end-to-end IPPO throughput at
 # 4,096 worlds x 128 steps; peer_train_mpe.json: the same on JaxMARL MPE), time_to_target/ (a
@@ -42,6 +47,21 @@ step() {  # step <name> <timeout_s> <command...>: run, log, never abort the scri
 'jaxlib', jaxlib.__version__, jax.devices())"
 } >"$OUT/env.txt" 2>&1
 cat "$OUT/env.txt"
+
+if [ "${PART:-all}" = "targets" ]; then
+  T_TARGET=${T_TARGET:-150}
+  EXTRA=""
+  [ "${SMALL:-0}" = "1" ] && EXTRA="num_envs=16 num_seeds=1 num_minibatches=2 total_env_steps=2048 test_worlds=6000:6001"
+  for env in wind_farm_control wildfire_resource_management ocean_plastic_collection drone_based_reforestation \
+    aerial_wildfire_suppression; do
+    # shellcheck disable=SC2086  # EXTRA is a list of key=value overrides
+    step "target_$env" "$T_TARGET" env HIVEX_JAX_CACHE_DIR= python3 -m hivex_jax train --no-progress \
+      --config "configs/ippo_${env}_gpu.yaml" --out-dir "$OUT" --name "target_$env" $EXTRA
+  done
+  python3 scripts/gpu_report_summary.py "$OUT" | tee "$OUT/summary.md"
+  exit 0
+fi
+
 
 # 1. end-to-end IPPO throughput, Wind Farm Control at 4,096 worlds x 128 steps (goal >= 1.85e7 env steps/s)
 step train_1seed "$T_SHORT" python3 -m baselines.bench --config configs/ippo_wind_farm_control.yaml \

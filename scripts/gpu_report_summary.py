@@ -22,11 +22,48 @@ def _load(path: Path) -> dict | None:
         return None
 
 
+def _targets(out: Path) -> list[str]:
+    """The per-env time-to-target table of a `PART=targets` run (target_<env>/summary.json)."""
+    folders = sorted(out.glob("target_*"))
+    if not folders:
+        return []
+    lines = ["## Time to target per environment (configs/ippo_<env>_gpu.yaml)", ""]
+    lines += [
+        "| env | target (greedy held-out) | reached | update | env steps per seed | s from start "
+        "| compile s |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for folder in folders:
+        summary = _load(folder / "summary.json")
+        env = folder.name[len("target_") :]
+        if summary is None or "target" not in summary:
+            lines.append(f"| {env} | | failed or timed out (see log.txt) | | | | |")
+            continue
+        target = summary["target"]
+        if target["reached"]:
+            lines.append(
+                f"| {env} | {target['stop_at_test_return']:g} | {target['test_return_greedy']:.1f} | "
+                f"{target['update']} | {target['env_steps_per_seed']:,} | {target['seconds_total']:.1f} | "
+                f"{summary['compile_s']:.1f} |"
+            )
+        else:
+            lines.append(
+                f"| {env} | {target['stop_at_test_return']:g} | not in {summary['updates_done']} updates "
+                "| | | "
+                f"{summary['train_s'] + summary['compile_s']:.1f} | {summary['compile_s']:.1f} |"
+            )
+    return lines + [""]
+
+
 def main(out: Path) -> str:
     """The summary of `out` as Markdown lines."""
     lines = [f"# GPU report ({out})", "", "```", (out / "env.txt").read_text().strip(), "```", ""]
 
+    targets = _targets(out)
+    lines += targets
     trains = sorted(out.glob("train_*seeds.json"), key=lambda p: int(p.stem.split("_")[1][:-5]))
+    if targets and not trains and not (out / "time_to_target").is_dir():  # a PART=targets folder
+        return "\n".join(lines)
     lines += ["## End-to-end IPPO on Wind Farm Control", ""]
     lines += [
         "| seeds | envs/seed | updates timed | env steps/s (all seeds) | vs 1.85e7 goal | s per update "

@@ -85,3 +85,37 @@ def test_summary_reports_goals_seed_ratio_and_missing_steps(tmp_path):
 def test_summary_says_when_the_target_run_is_missing(tmp_path):
     (tmp_path / "env.txt").write_text("cpu")
     assert "no summary.json" in _summary_module().main(tmp_path)
+
+
+def test_summary_of_a_targets_run_lists_every_env(tmp_path):
+    (tmp_path / "env.txt").write_text("NVIDIA H200, jax 0.11.2")
+    reached = {"stop_at_test_return": 137.0, "reached": True, "update": 20, "test_return_greedy": 139.5}
+    reached.update(env_steps_per_seed=20 * 131072, wall_s=40.0, seconds_total=61.5)
+    missed = {"stop_at_test_return": 314.0, "reached": False}
+    runs = {
+        "wildfire_resource_management": {
+            "compile_s": 15.0,
+            "updates_done": 20,
+            "train_s": 40.0,
+            "target": reached,
+        },
+        "ocean_plastic_collection": {
+            "compile_s": 30.0,
+            "updates_done": 64,
+            "train_s": 120.0,
+            "target": missed,
+        },
+    }
+    for env, summary in runs.items():
+        (tmp_path / f"target_{env}").mkdir()
+        (tmp_path / f"target_{env}" / "summary.json").write_text(json.dumps(summary))
+    (tmp_path / "target_aerial_wildfire_suppression").mkdir()  # timed out before writing anything
+    text = _summary_module().main(tmp_path)
+    rows = {line.split(" | ")[0].strip("| "): line for line in text.splitlines() if line.startswith("| ")}
+    assert "| 139.5 | 20 | 2,621,440 | 61.5 | 15.0 |" in rows["wildfire_resource_management"]
+    assert (
+        "not in 64 updates" in rows["ocean_plastic_collection"]
+        and "150.0" in rows["ocean_plastic_collection"]
+    )
+    assert "failed or timed out" in rows["aerial_wildfire_suppression"]
+    assert "End-to-end" not in text  # a targets-only folder has no throughput section

@@ -1,0 +1,90 @@
+"""Estimate the device memory a training config needs, without the device: compile its training chunk for
+the config's population on this machine's backend and read XLA's memory analysis.
+
+    PJRT_NPROC=1 python scripts/gpu_memory_estimate.py --config configs/ippo_<env>_gpu.yaml
+
+Prints (and with `--json` writes) the state (arguments), output and temporary buffer sizes of one compiled
+chunk (`chunk_updates` updates: rollout, GAE and PPO epochs for every seed), from abstract shapes: nothing
+of the population's size is allocated here. The estimate is XLA's buffer assignment on the backend it runs
+on (on a CPU, the CPU compiler's fusion): a GPU build fuses differently, so treat it as the order of
+magnitude, and keep the headroom the configs state.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("PJRT_NPROC", "1")  # before jax starts (2-core CPU deadlock, see baselines/cli.py)
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Any  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import jax  # noqa: E402
+
+GIB = 2**30
+
+
+def estimate(config_path: str | None, overrides: list[str]) -> dict[str, Any]:
+    """Compile the config's training chunk from abstract shapes; its memory analysis in bytes and GiB."""
+    from baselines.config import load_config
+    from baselines.population import Population
+    from baselines.ppo import make_train
+
+    config = load_config(config_path, overrides)
+    population = Population(make_train(config))
+    state = population.abstract_state()
+    start = time.perf_counter()
+    compiled = population._chunk.lower(state).compile()
+    compile_s = time.perf_counter() - start
+    stats = compiled.memory_analysis()
+    sizes = {
+        "argument_bytes": int(stats.argument_size_in_bytes),
+        "output_bytes": int(stats.output_size_in_bytes),
+        "temp_bytes": int(stats.temp_size_in_bytes),
+    }
+    # the state is donated on accelerators (output reuses the argument buffers), not on the CPU
+    peak = sizes["argument_bytes"] + sizes["temp_bytes"] + sizes["output_bytes"]
+    return {
+        "config": config_path,
+        "overrides": overrides,
+        "env_id": config.env_id,
+        "num_seeds": config.num_seeds,
+        "num_envs": config.num_envs,
+        "num_steps": config.num_steps,
+        "chunk_updates": config.chunk_updates,
+        **sizes,
+        "peak_gib_upper": peak / GIB,
+        "backend": jax.default_backend(),
+        "jax_version": jax.__version__,
+        "compile_s": compile_s,
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--config", required=True)
+    parser.add_argument("--json", default=None, help="also write the result here")
+    parser.add_argument("overrides", nargs="*", help="key=value config overrides")
+    args = parser.parse_args(argv)
+    result = estimate(args.config, args.overrides)
+    text = json.dumps(result, indent=1)
+    if args.json:
+        Path(args.json).write_text(text + "\n")
+    print(text)
+    print(
+        f"{result['env_id']}: state {result['argument_bytes'] / GIB:.2f} GiB, temporaries "
+        f"{result['temp_bytes'] / GIB:.2f} GiB, at most {result['peak_gib_upper']:.2f} GiB per chunk "
+        f"({result['backend']} buffer assignment)"
+    )
+
+
+if __name__ == "__main__":
+    main()
