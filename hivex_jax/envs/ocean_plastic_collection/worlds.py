@@ -1,0 +1,91 @@
+"""Ocean Plastic Collection worlds: the trash population map (hot spots + an 8 x 8 background lattice).
+
+The sea has no obstacles in HIVEX or here, so a world is its trash map. A density image is the
+background lattice (area-averaged to 8 x 8 cells; row 0 is the north edge); the hot spots take the
+share `hotspot_fraction` of the trash (EnvParams), so set `num_hotspots=0` for the image alone.
+`apply_world` puts the map into a reset state and recomputes what depends on it: the pebbles and the
+queued respawns (drawn from the world's hash seed as `reset` draws them) and the observation.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from hivex_jax.envs.ocean_plastic_collection import generator
+from hivex_jax.envs.ocean_plastic_collection.observations import local_frame, nearest_neighbour, observe
+from hivex_jax.envs.ocean_plastic_collection.params import BACKGROUND_LATTICE, RESPAWN_SLOTS
+from hivex_jax.worlds.fields import ARRAY, GRID, FieldSpec
+
+FIELDS = (
+    FieldSpec("hotspot_x", ARRAY, (-2000.0, 2000.0), doc="f32[H] hot-spot centres x, metres"),
+    FieldSpec("hotspot_z", ARRAY, (-2000.0, 2000.0), doc="f32[H] hot-spot centres z, metres"),
+    FieldSpec("hotspot_radii", ARRAY, (0.0, 2000.0), doc="f32[H] hot-spot spreads (std), metres"),
+    FieldSpec("hotspot_weights", ARRAY, (0.0, 1e6), doc="f32[H] relative hot-spot weights (normalised)"),
+    FieldSpec(
+        "background",
+        GRID,
+        (0.0, 1e6),
+        doc=f"f32[{BACKGROUND_LATTICE}, {BACKGROUND_LATTICE}] relative background trash density per "
+        "lattice cell (normalised; row 0 north); an image's grey 0..1 is the relative density",
+        image_range=(0.0, 1.0),
+    ),
+)
+#: a single image or .npy file is a trash density map
+PRIMARY_FIELD = "background"
+
+
+def world_fields(state) -> dict[str, jax.Array]:
+    """The world of an Ocean Plastic Collection state: its trash map."""
+    tm = state.trash_map
+    return {
+        "hotspot_x": tm.hotspot_x,
+        "hotspot_z": tm.hotspot_z,
+        "hotspot_radii": tm.hotspot_radii,
+        "hotspot_weights": tm.hotspot_weights,
+        "background": tm.background_weights.reshape(BACKGROUND_LATTICE, BACKGROUND_LATTICE),
+    }
+
+
+def _normalised(weights: jax.Array) -> jax.Array:
+    total = jnp.sum(weights)
+    # an all-zero table (no hot spots / an empty image) stays zero rather than dividing by zero
+    return jnp.where(total > 0, weights / jnp.where(total > 0, total, 1.0), weights)
+
+
+def trash_map(world: dict[str, jax.Array]) -> generator.TrashMap:
+    """A `TrashMap` from world fields (weights normalised, cumulative sums recomputed)."""
+    hot = _normalised(world["hotspot_weights"])
+    background = _normalised(world["background"].reshape(-1))
+    # an empty background image would leave no cell to draw from: fall back to uniform
+    background = jnp.where(jnp.sum(background) > 0, background, 1.0 / background.shape[0])
+    return generator.TrashMap(
+        hotspot_x=world["hotspot_x"],
+        hotspot_z=world["hotspot_z"],
+        hotspot_radii=jnp.maximum(world["hotspot_radii"], 1e-3),
+        hotspot_weights=hot,
+        hotspot_cumulative=jnp.cumsum(hot),
+        background_weights=background,
+        background_cumulative=jnp.cumsum(background),
+    )
+
+
+def refresh(env, state, params):
+    """`(obs, state)` of a step-0 `state` observed afresh (after its pebbles or vessels changed)."""
+    neighbours, _ = nearest_neighbour(state.positions, state.alive)
+    ahead, starboard = local_frame(state.pebble_x, state.pebble_z, state.positions, state.forward)
+    return observe(state.positions, state.forward, neighbours, ahead, starboard, params), state
+
+
+def apply_world(env, key: jax.Array, state, world: dict[str, jax.Array], params):
+    """`(obs, state)`: reset `state` onto `world`'s trash map (pebbles redrawn from the world's seed)."""
+    tm = trash_map(world)
+    seed = state.rng_seed
+    uniforms = generator.trash_draw_uniforms(seed, jnp.uint32(generator.SALT_PEBBLES), env.num_pebbles)
+    pebble_x, pebble_z = generator.sample_trash(uniforms, tm, params)
+    uniforms = generator.trash_draw_uniforms(seed, jnp.uint32(generator.SALT_RESPAWN), RESPAWN_SLOTS)
+    respawn_x, respawn_z = generator.sample_trash(uniforms, tm, params)
+    state = state.replace(
+        trash_map=tm, pebble_x=pebble_x, pebble_z=pebble_z, respawn_x=respawn_x, respawn_z=respawn_z
+    )
+    return refresh(env, state, params)

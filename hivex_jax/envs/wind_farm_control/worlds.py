@@ -1,0 +1,72 @@
+"""Wind Farm Control worlds: the turbine layout and the wind draw (main direction, swing, noise field).
+
+`hivex_jax.worlds` reads and writes these fields; `apply_world` puts them into a reset state and
+recomputes what depends on them (each turbine's noise phases, its first local wind, the observation).
+The wind over an episode is main direction + swing + noise (dynamics.wind_angle), so the wind
+"schedule" of a world is fixed by `main_wind_angle`, `swing_phase` and the noise waves.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from hivex_jax.envs.wind_farm_control.dynamics import wind_angle
+from hivex_jax.envs.wind_farm_control.observations import observe
+from hivex_jax.worlds.fields import ARRAY, POINTS, FieldSpec
+
+ANGLE = (-10.0, 10.0)  # radians: generated angles lie in [-2 pi, 2 pi]; wider is accepted, still finite
+
+FIELDS = (
+    FieldSpec(
+        "positions",
+        POINTS,
+        (-10_000.0, 10_000.0),
+        doc="f32[A, 2] turbine (x, z), metres; an image's A brightest pixels over the default farm "
+        "(+-1000 m)",
+        image_range=(-1000.0, 1000.0),
+    ),
+    FieldSpec("main_wind_angle", ARRAY, ANGLE, doc="f32[] main direction the wind blows towards, rad"),
+    FieldSpec("swing_phase", ARRAY, ANGLE, doc="f32[] phase of the main wind's slow swing, rad"),
+    FieldSpec("wind_wave_vectors", ARRAY, (-100.0, 100.0), doc="f32[K, 2] noise waves, rad per metre"),
+    FieldSpec("wind_angular_speeds", ARRAY, (-100.0, 100.0), doc="f32[K] noise waves' speeds, rad per step"),
+    FieldSpec("wind_phases", ARRAY, ANGLE, doc="f32[K] noise waves' phases, rad"),
+)
+#: a single image or .npy file is a turbine layout
+PRIMARY_FIELD = "positions"
+
+
+def world_fields(state) -> dict[str, jax.Array]:
+    """The world of a Wind Farm Control state: `{name: array}` per `FIELDS`."""
+    return {
+        "positions": state.positions,
+        "main_wind_angle": state.main_wind_angle,
+        "swing_phase": state.swing_phase,
+        "wind_wave_vectors": state.wind_noise.wave_vectors,
+        "wind_angular_speeds": state.wind_noise.angular_speeds,
+        "wind_phases": state.wind_noise.phases,
+    }
+
+
+def apply_world(env, key: jax.Array, state, world: dict[str, jax.Array], params):
+    """`(obs, state)`: reset `state` with `world`'s layout and wind (facing angles keep the key's draw)."""
+    noise = state.wind_noise.replace(
+        wave_vectors=world["wind_wave_vectors"],
+        angular_speeds=world["wind_angular_speeds"],
+        phases=world["wind_phases"],
+    )
+    positions = world["positions"]
+    wave_phase = noise.spatial_phase(positions)
+    t0 = state.step.astype(jnp.float32)
+    local = wind_angle(
+        world["main_wind_angle"], world["swing_phase"], noise, positions, t0, params, wave_phase
+    )
+    state = state.replace(
+        positions=positions,
+        main_wind_angle=world["main_wind_angle"],
+        swing_phase=world["swing_phase"],
+        wind_noise=noise,
+        turbine_wave_phase=wave_phase,
+        local_wind_angle=local,
+    )
+    return observe(positions, state.facing_angle, local, params), state

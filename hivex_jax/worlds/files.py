@@ -1,0 +1,334 @@
+"""World files: read PNG/JPG/BMP/.npy, resample to the env's grid, validate, and write worlds out.
+
+A world on disk is a directory with one file per field, named by the field (`heights.npy`,
+`fire.png`, ...; `world.json` optionally names the env and seed), or a `.npz` holding the fields by
+name, or one file (image or `.npy`) that is the env's primary field. Fields a world leaves out keep
+their generated values (from the world key). Rules (docs/worlds.md):
+
+* GRID images: grey (or RGB, converted to luma by Pillow's "L" rule), 8-bit values / 255 or 16-bit
+  / 65535, mapped linearly onto the field's value range; `.npy` values are taken as they are. Any size
+  is resampled to the env's grid: area average along an axis that shrinks, linear interpolation
+  between cell centres along one that grows.
+* CODES images: the pixel value is the code (8-bit grey); resampled to the nearest cell.
+* POINTS images: the pixels brighter than half are candidate points; the A brightest (ties: row-major
+  order) become the positions, pixel centres mapped onto the field's value range in both axes.
+* ARRAY fields: `.npy` of exactly the generated shape.
+Every problem raises `UserError` naming the file and what was expected.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import jax
+import numpy as np
+
+from hivex_jax.core.errors import UserError
+from hivex_jax.core.seeding import world_key
+from hivex_jax.worlds.fields import ARRAY, CODES, GRID, POINTS, FieldSpec, field_specs, worlds_module
+
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp")
+ARRAY_SUFFIXES = (".npy",)
+FIELD_SUFFIXES = IMAGE_SUFFIXES + ARRAY_SUFFIXES
+
+
+# ------------------------------------------------------------------------------------------- reading
+def read_image(path: Path, raw_codes: bool = False) -> np.ndarray:
+    """A grey image as f64[H, W]: values in [0, 1], or the raw 8-bit values if `raw_codes`."""
+    try:
+        from PIL import Image
+    except ImportError as exc:  # pragma: no cover - Pillow comes with imageio, a dependency
+        raise UserError(f"{path}: reading images needs Pillow (pip install pillow)") from exc
+    try:
+        with Image.open(path) as img:
+            img.load()
+            mode = img.mode
+            if mode == "P":
+                img = img.convert("RGBA" if "transparency" in img.info else "RGB")
+                mode = img.mode
+            if mode in ("RGBA", "LA"):
+                alpha = np.asarray(img.getchannel("A"))
+                if alpha.min() < 255:
+                    raise UserError(f"{path}: has transparent pixels; expected a grey or RGB image")
+                img = img.convert("RGB" if mode == "RGBA" else "L")
+                mode = img.mode
+            if mode == "1":
+                return np.asarray(img, np.float64) * (255.0 if raw_codes else 1.0)
+            if mode == "RGB":
+                img = img.convert("L")
+                mode = "L"
+            if mode == "L":
+                values = np.asarray(img, np.float64)
+                return values if raw_codes else values / 255.0
+            if mode.startswith("I;16") or mode == "I":
+                values = np.asarray(img, np.float64)
+                if raw_codes:
+                    return values
+                if values.max(initial=0) > 65535 or values.min(initial=0) < 0:
+                    raise UserError(f"{path}: 32-bit integer image; expected 8- or 16-bit grey")
+                return values / 65535.0
+            if mode == "F":
+                return np.asarray(img, np.float64)
+    except UserError:
+        raise
+    except Exception as exc:  # Pillow raises many types for unreadable files
+        raise UserError(f"{path}: unreadable as an image ({type(exc).__name__}: {exc})") from exc
+    raise UserError(f"{path}: image mode {mode!r}; expected grey (L, I;16) or RGB")
+
+
+def read_array(path: Path) -> np.ndarray:
+    """A numeric `.npy` array (no pickles)."""
+    try:
+        values = np.load(path, allow_pickle=False)
+    except Exception as exc:
+        raise UserError(f"{path}: unreadable as .npy ({type(exc).__name__}: {exc})") from exc
+    if not (np.issubdtype(values.dtype, np.number) or values.dtype == bool):
+        raise UserError(f"{path}: dtype {values.dtype}; expected a numeric array")
+    return values
+
+
+# ---------------------------------------------------------------------------------------- resampling
+def _axis_matrix(size_in: int, size_out: int) -> np.ndarray:
+    """f64[out, in] weights: area average when shrinking, linear between cell centres when growing."""
+    if size_out < size_in:
+        edges_in = np.arange(size_in + 1) / size_in
+        edges_out = np.arange(size_out + 1) / size_out
+        lo = np.maximum(edges_out[:-1, None], edges_in[None, :-1])
+        hi = np.minimum(edges_out[1:, None], edges_in[None, 1:])
+        overlap = np.clip(hi - lo, 0.0, None)
+        return overlap / overlap.sum(axis=1, keepdims=True)
+    centres = (np.arange(size_out) + 0.5) * size_in / size_out - 0.5  # in input cell units
+    centres = np.clip(centres, 0.0, size_in - 1)
+    left = np.floor(centres).astype(int)
+    right = np.minimum(left + 1, size_in - 1)
+    frac = centres - left
+    out = np.zeros((size_out, size_in))
+    np.add.at(out, (np.arange(size_out), left), 1.0 - frac)
+    np.add.at(out, (np.arange(size_out), right), frac)
+    return out
+
+
+def resample_continuous(values: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
+    """f64[H, W] -> f64[shape]: area average along shrinking axes, linear along growing ones (the
+    identity at equal size)."""
+    rows = _axis_matrix(values.shape[0], shape[0])
+    cols = _axis_matrix(values.shape[1], shape[1])
+    return rows @ values @ cols.T
+
+
+def resample_nearest(values: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
+    """[H, W] -> [shape]: each output cell takes the input cell under its centre."""
+    r = np.minimum(
+        ((np.arange(shape[0]) + 0.5) * values.shape[0] / shape[0]).astype(int), values.shape[0] - 1
+    )
+    c = np.minimum(
+        ((np.arange(shape[1]) + 0.5) * values.shape[1] / shape[1]).astype(int), values.shape[1] - 1
+    )
+    return values[r][:, c]
+
+
+def image_points(values: np.ndarray, count: int, value_range: tuple[float, float], path: Path) -> np.ndarray:
+    """f64[count, 2] (x, z) from an image in [0, 1]: the `count` brightest pixels above 0.5, pixel
+    centres mapped onto `value_range` (x grows to the right, z upward; row 0 is the top)."""
+    flat = values.reshape(-1)
+    bright = np.flatnonzero(flat > 0.5)
+    if bright.size < count:
+        raise UserError(
+            f"{path}: {bright.size} pixels brighter than 0.5; expected at least {count} (one per agent)"
+        )
+    order = bright[np.argsort(-flat[bright], kind="stable")[:count]]
+    rows, cols = np.divmod(order, values.shape[1])
+    lo, hi = value_range
+    x = lo + (cols + 0.5) / values.shape[1] * (hi - lo)
+    z = hi - (rows + 0.5) / values.shape[0] * (hi - lo)
+    return np.stack([x, z], axis=-1)
+
+
+# ----------------------------------------------------------------------------------------- one field
+def field_from_file(path: Path, spec: FieldSpec, target: jax.ShapeDtypeStruct) -> np.ndarray:
+    """Read, resample and validate one field file into `target`'s shape and dtype."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix not in FIELD_SUFFIXES:
+        raise UserError(f"{path}: unknown file type {suffix!r}; expected one of {', '.join(FIELD_SUFFIXES)}")
+    if not path.is_file():
+        raise UserError(f"{path}: no such file")
+    if path.stat().st_size == 0:
+        raise UserError(f"{path}: empty file; expected {spec.kind} field {spec.name!r}")
+    image = suffix in IMAGE_SUFFIXES
+    if image and spec.kind == ARRAY:
+        raise UserError(
+            f"{path}: field {spec.name!r} takes a .npy of shape {tuple(target.shape)}, not an image"
+        )
+    values = read_image(path, raw_codes=spec.kind == CODES) if image else read_array(path)
+    return _fit_field(values, path, spec, target, image)
+
+
+def field_from_array(values: Any, spec: FieldSpec, target: jax.ShapeDtypeStruct, where: str) -> np.ndarray:
+    """Validate and fit an in-memory array (e.g. from a `.npz`) as one field; `where` names it in errors."""
+    return _fit_field(np.asarray(values), Path(where), spec, target, image=False)
+
+
+def _fit_field(
+    values: np.ndarray, path: Path, spec: FieldSpec, target: jax.ShapeDtypeStruct, image: bool
+) -> np.ndarray:
+    shape = tuple(target.shape)
+    if values.size == 0:
+        raise UserError(f"{path}: empty array; expected {spec.kind} field {spec.name!r} of shape {shape}")
+    values = values.astype(np.float64)
+    if not np.all(np.isfinite(values)):
+        raise UserError(f"{path}: contains NaN or infinite values; expected finite {spec.name!r}")
+    if spec.kind in (GRID, CODES):
+        if values.ndim != 2:
+            raise UserError(
+                f"{path}: {values.ndim}-D array of shape {values.shape}; expected a 2-D (single-channel) "
+                f"grid for {spec.name!r} (resampled to {shape})"
+            )
+        if spec.kind == GRID:
+            if image and (spec.image_range or spec.value_range) is not None:
+                lo, hi = spec.image_range or spec.value_range
+                values = lo + values * (hi - lo)
+            values = resample_continuous(values, shape)
+        else:
+            values = resample_nearest(values, shape)
+    elif spec.kind == POINTS:
+        if image:
+            values = image_points(values, shape[0], spec.image_range or spec.value_range, path)
+        elif values.shape != shape:
+            raise UserError(f"{path}: shape {values.shape}; expected {shape} for {spec.name!r}")
+    elif values.shape != shape:
+        raise UserError(f"{path}: shape {values.shape}; expected {shape} for {spec.name!r}")
+    if spec.codes is not None:
+        bad = np.setdiff1d(np.unique(values), np.asarray(spec.codes))
+        if bad.size:
+            raise UserError(
+                f"{path}: values {bad[:5].tolist()} are not codes of {spec.name!r}; "
+                f"expected {list(spec.codes)}"
+            )
+    if spec.value_range is not None:
+        lo, hi = spec.value_range
+        if values.min() < lo - 1e-6 * max(1.0, abs(lo)) or values.max() > hi + 1e-6 * max(1.0, abs(hi)):
+            raise UserError(
+                f"{path}: values in [{values.min():.6g}, {values.max():.6g}]; expected {spec.name!r} "
+                f"within [{lo:g}, {hi:g}]"
+            )
+    dtype = np.dtype(target.dtype)
+    if np.issubdtype(dtype, np.integer):
+        values = np.rint(values)
+    return values.astype(dtype)
+
+
+# ----------------------------------------------------------------------------------------- worlds
+def world_shapes(env: Any, params: Any) -> dict[str, jax.ShapeDtypeStruct]:
+    """Shapes and dtypes of `env`'s world fields (no world is built)."""
+    module = worlds_module(env)
+    raw = getattr(env, "unwrapped", env)
+    return jax.eval_shape(lambda k: module.world_fields(raw.reset(k, params)[1]), world_key(0))
+
+
+def load_world(path: str | Path, env: Any, params: Any) -> dict[str, np.ndarray]:
+    """One world from a directory, `.npz` or single field file: `{field: array}` fitted to `env`'s grid
+    (only the fields the files give)."""
+    path = Path(path)
+    specs = field_specs(env)
+    shapes = world_shapes(env, params)
+    env_id = getattr(env, "env_id", "")
+    if path.is_dir():
+        meta = path / "world.json"
+        if meta.is_file():
+            try:
+                named = json.loads(meta.read_text()).get("env")
+            except (json.JSONDecodeError, AttributeError) as exc:
+                raise UserError(f"{meta}: unreadable JSON ({exc})") from exc
+            if named and named != env_id:
+                raise UserError(f"{meta}: a world of {named}; expected one of {env_id}")
+        files: dict[str, Path] = {}
+        for file in sorted(path.iterdir()):
+            if file.name == "world.json" or file.name.startswith("."):
+                continue
+            if file.suffix.lower() not in FIELD_SUFFIXES:
+                continue
+            if file.stem not in specs:
+                raise UserError(
+                    f"{file}: no field {file.stem!r} in {env_id}; expected one of {', '.join(specs)}"
+                )
+            # a field given twice: the exact .npy wins over an image preview
+            if file.stem not in files or file.suffix.lower() == ".npy":
+                files[file.stem] = file
+        if not files:
+            raise UserError(f"{path}: no field files; expected files named after {', '.join(specs)}")
+        return {name: field_from_file(file, specs[name], shapes[name]) for name, file in files.items()}
+    if path.suffix.lower() == ".npz":
+        try:
+            archive = dict(np.load(path, allow_pickle=False))
+        except Exception as exc:
+            raise UserError(f"{path}: unreadable as .npz ({type(exc).__name__}: {exc})") from exc
+        unknown = sorted(set(archive) - set(specs))
+        if unknown:
+            raise UserError(
+                f"{path}: no field(s) {unknown} in {env_id}; expected names from {', '.join(specs)}"
+            )
+        if not archive:
+            raise UserError(f"{path}: empty archive; expected fields named after {', '.join(specs)}")
+        return {k: field_from_array(v, specs[k], shapes[k], f"{path}[{k}]") for k, v in archive.items()}
+    primary = worlds_module(env).PRIMARY_FIELD
+    if path.stem in specs:
+        primary = path.stem
+    if primary is None:
+        raise UserError(
+            f"{path}: {env_id} has no single-file world; expected a directory or .npz with fields "
+            f"{', '.join(specs)}"
+        )
+    return {primary: field_from_file(path, specs[primary], shapes[primary])}
+
+
+def world_of_seed(env: Any, params: Any, seed: int) -> dict[str, np.ndarray]:
+    """The generated world of world seed `seed` as `{field: numpy array}`."""
+    module = worlds_module(env)
+    raw = getattr(env, "unwrapped", env)
+    fields = jax.jit(lambda k: module.world_fields(raw.reset(k, params)[1]))(world_key(seed))
+    return {k: np.asarray(v) for k, v in fields.items()}
+
+
+def save_world(
+    world: Mapping[str, np.ndarray],
+    out_dir: str | Path,
+    env: Any,
+    seed: int | None = None,
+    images: bool = False,
+) -> list[Path]:
+    """Write `world` as `<field>.npy` files (exact) plus `world.json`; with `images`, also an 8-bit PNG
+    per GRID/CODES field (GRID scaled by its value range, so lossy; CODES exact). Returns the paths."""
+    from PIL import Image
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    specs = field_specs(env)
+    written = []
+    for name, values in world.items():
+        values = np.asarray(values)
+        file = out / f"{name}.npy"
+        np.save(file, values)
+        written.append(file)
+        spec = specs[name]
+        if images and spec.kind in (GRID, CODES) and values.ndim == 2:
+            if spec.kind == CODES:
+                pixels = values.astype(np.uint8)
+            else:
+                lo, hi = spec.value_range
+                pixels = np.rint(np.clip((values - lo) / (hi - lo), 0, 1) * 255).astype(np.uint8)
+            Image.fromarray(pixels).save(out / f"{name}.png")
+            written.append(out / f"{name}.png")
+    meta = {
+        "env": getattr(env, "env_id", ""),
+        "world_seed": seed,
+        "fields": {
+            k: {"shape": list(np.shape(v)), "dtype": str(np.asarray(v).dtype)} for k, v in world.items()
+        },
+    }
+    (out / "world.json").write_text(json.dumps(meta, indent=1) + "\n")
+    written.append(out / "world.json")
+    return written

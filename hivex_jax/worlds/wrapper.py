@@ -1,0 +1,101 @@
+"""`FileWorlds`: reset into worlds from files (stacked arrays), mixed freely with generated worlds."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from hivex_jax.core.errors import UserError
+from hivex_jax.core.frame_stack import FrameStack
+from hivex_jax.core.wrapper import Wrapper
+from hivex_jax.worlds.fields import worlds_module
+from hivex_jax.worlds.files import load_world, world_shapes
+
+#: `reset_world` index of "the world generated from the key" (no file world)
+GENERATED = -1
+
+
+class FileWorlds(Wrapper):
+    """Wraps a bare env (no FrameStack inside; see `with_file_worlds`). `reset` builds the key's world,
+    then with probability `1 - generated_fraction` replaces its fields with those of a file world
+    drawn uniformly from `worlds` (fields a file world leaves out keep their generated values).
+
+    The file worlds are stacked arrays `[N, ...]` with a per-world "given" flag per field, so one
+    compiled `reset` serves any world index and `vmap` mixes file and generated worlds in a batch.
+    The state is the env's own state: the world lives in it, so `step` is the env's `step`.
+    """
+
+    def __init__(
+        self,
+        env: Any,
+        worlds: Sequence[Mapping[str, np.ndarray]],
+        params: Any = None,
+        generated_fraction: float = 0.0,
+    ):
+        super().__init__(env)
+        if isinstance(env, Wrapper):
+            raise TypeError("FileWorlds wraps the bare env; use with_file_worlds(env, ...) for a wrapped one")
+        if not worlds:
+            raise UserError("FileWorlds: no worlds given")
+        if not 0.0 <= generated_fraction <= 1.0:
+            raise UserError(f"FileWorlds: generated_fraction must be in [0, 1]; got {generated_fraction}")
+        self.module = worlds_module(env)
+        shapes = world_shapes(env, env.default_params() if params is None else params)
+        names = sorted({name for world in worlds for name in world})
+        self.num_worlds = len(worlds)
+        self.generated_fraction = float(generated_fraction)
+        self.stacked: dict[str, jax.Array] = {}
+        self.given: dict[str, jax.Array] = {}
+        for name in names:
+            target = shapes[name]
+            rows, flags = [], []
+            for world in worlds:
+                value = world.get(name)
+                if value is not None and tuple(np.shape(value)) != tuple(target.shape):
+                    raise UserError(
+                        f"FileWorlds: field {name!r} has shape {np.shape(value)}; expected {target.shape}"
+                    )
+                rows.append(
+                    np.zeros(target.shape, target.dtype) if value is None else np.asarray(value, target.dtype)
+                )
+                flags.append(value is not None)
+            self.stacked[name] = jnp.asarray(np.stack(rows))
+            self.given[name] = jnp.asarray(flags)
+
+    def reset_world(self, key: jax.Array, params: Any, index: jax.Array | int):
+        """`(obs, state)` of file world `index` (i32[]; `GENERATED` = -1: the key's generated world)."""
+        raw = self.env
+        obs, state = raw.reset(key, params)
+        fields = self.module.world_fields(state)
+        index = jnp.asarray(index, jnp.int32)
+        use = index >= 0
+        row = jnp.clip(index, 0, self.num_worlds - 1)
+        merged = dict(fields)
+        for name, stacked in self.stacked.items():
+            merged[name] = jnp.where(use & self.given[name][row], stacked[row], fields[name])
+        return self.module.apply_world(raw, key, state, merged, raw.clamp_params(params))
+
+    def reset(self, key: jax.Array, params: Any):
+        k_world, k_pick, k_mix = jax.random.split(key, 3)
+        index = jax.random.randint(k_pick, (), 0, self.num_worlds)
+        generated = jax.random.uniform(k_mix) < self.generated_fraction
+        return self.reset_world(k_world, params, jnp.where(generated, GENERATED, index))
+
+    def step(self, key: jax.Array, state: Any, action: Any, params: Any):
+        return self.env.step(key, state, action, params)
+
+
+def with_file_worlds(env: Any, worlds: Sequence[Mapping[str, np.ndarray]], params: Any = None, **kwargs: Any):
+    """`env` (as `make` returns it: bare or in a FrameStack) with `FileWorlds` under its frame stacking."""
+    if isinstance(env, FrameStack):
+        return FrameStack(FileWorlds(env.env, worlds, params, **kwargs), env.stacks)
+    return FileWorlds(env, worlds, params, **kwargs)
+
+
+def load_worlds(paths: Sequence[str], env: Any, params: Any) -> list[dict[str, np.ndarray]]:
+    """`load_world` of each path (directories, `.npz` or single field files), in order."""
+    return [load_world(path, env, params) for path in paths]
