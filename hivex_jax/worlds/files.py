@@ -301,7 +301,7 @@ def save_world(
     images: bool = False,
 ) -> list[Path]:
     """Write `world` as `<field>.npy` files (exact) plus `world.json`; with `images`, also an 8-bit PNG
-    per GRID/CODES field (GRID scaled by its value range, so lossy; CODES exact). Returns the paths."""
+    per GRID/CODES field (GRID scaled by its image range, so lossy; CODES exact). Returns the paths."""
     from PIL import Image
 
     out = Path(out_dir)
@@ -317,8 +317,8 @@ def save_world(
         if images and spec.kind in (GRID, CODES) and values.ndim == 2:
             if spec.kind == CODES:
                 pixels = values.astype(np.uint8)
-            else:
-                lo, hi = spec.value_range
+            else:  # the range images are read with, so the PNG reads back to within half a grey level
+                lo, hi = spec.image_range or spec.value_range
                 pixels = np.rint(np.clip((values - lo) / (hi - lo), 0, 1) * 255).astype(np.uint8)
             Image.fromarray(pixels).save(out / f"{name}.png")
             written.append(out / f"{name}.png")

@@ -8,7 +8,7 @@ from PIL import Image
 
 import hivex_jax
 from hivex_jax.core.errors import UserError
-from hivex_jax.worlds import load_world
+from hivex_jax.worlds import load_world, save_world, world_of_seed
 from hivex_jax.worlds.files import image_points, resample_continuous, resample_nearest
 
 
@@ -77,3 +77,13 @@ def test_bad_files_get_one_line_errors_naming_the_file(wrm, tmp_path, make_file,
         load_world(tmp_path, env, params)
     text = str(err.value)
     assert "\n" not in text and str(tmp_path) in text
+
+
+def test_exported_png_reads_back_within_half_a_grey_level(wrm, tmp_path):
+    env, params = wrm
+    world = world_of_seed(env, params, 6000)
+    save_world(world, tmp_path, env, seed=6000, images=True)
+    heights = load_world(tmp_path / "heights.png", env, params)["heights"]
+    np.testing.assert_allclose(heights, world["heights"], atol=130.0 / 255 / 2 + 1e-4)
+    fire = load_world(tmp_path / "fire.png", env, params)["fire"]
+    np.testing.assert_array_equal(fire, world["fire"])  # codes are exact

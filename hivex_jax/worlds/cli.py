@@ -1,0 +1,87 @@
+"""`hivex world export | show | fields`: write a generated world to files, check and describe world files."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import numpy as np
+
+from hivex_jax.core.errors import UserError, one_line, user_input
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="hivex world", description="World files (docs/worlds.md).")
+    sub = parser.add_subparsers(dest="action", required=True)
+    export = sub.add_parser("export", help="write a generated world as <field>.npy files + world.json")
+    export.add_argument("--env", required=True, help="environment id, e.g. WildfireResourceManagement-v0")
+    export.add_argument("--world", type=int, required=True, help="world seed, e.g. 6000")
+    export.add_argument("--out", required=True, help="output directory")
+    export.add_argument("--level", type=int, default=None, help="terrain level / pattern (env default)")
+    export.add_argument("--stress", default=None, help="export this stress world (hivex world fields)")
+    export.add_argument("--png", action="store_true", help="also write 8-bit PNGs of the grid fields")
+    show = sub.add_parser("show", help="load world files for an env (checks them) and describe the fields")
+    show.add_argument("path", nargs="+", help="world directory, .npz or single field file")
+    show.add_argument("--env", required=True)
+    show.add_argument("--level", type=int, default=None)
+    fields = sub.add_parser("fields", help="list an env's world fields and stress worlds")
+    fields.add_argument("--env", required=True)
+    return parser
+
+
+def _env(env_id: str, level: int | None):
+    import hivex_jax
+
+    with user_input("--env"):
+        env, params = hivex_jax.make(env_id)
+    raw = getattr(env, "unwrapped", env)
+    if level is not None:
+        with user_input("--level"):
+            params = raw.variant_params(params, level=level)
+    return raw, params
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of `hivex world`."""
+    args = _parser().parse_args(argv)
+    try:
+        return _run(args)
+    except UserError as exc:
+        print(f"hivex world: {one_line(exc)}", file=sys.stderr)
+        return 2
+
+
+def _run(args: argparse.Namespace) -> int:
+    from hivex_jax.worlds import field_specs, load_world, save_world, world_of_seed
+
+    env, params = _env(args.env, getattr(args, "level", None))
+    if args.action == "fields":
+        for spec in field_specs(env).values():
+            print(f"{spec.name:22s} {spec.kind:6s} {spec.doc}")
+        from hivex_jax.worlds.stress import stress_names
+
+        print("stress worlds:", ", ".join(stress_names(env)))
+        return 0
+    if args.action == "export":
+        if args.stress:
+            from hivex_jax.worlds.stress import stress_world_of_seed
+
+            world = stress_world_of_seed(env, params, args.stress, args.world)
+        else:
+            world = world_of_seed(env, params, args.world)
+        written = save_world(world, args.out, env, seed=args.world, images=args.png)
+        print(f"wrote {len(written)} files of {env.env_id} world {args.world} to {args.out}")
+        return 0
+    for path in args.path:
+        world = load_world(path, env, params)
+        print(f"{path}: {len(world)} field(s)")
+        for name, values in world.items():
+            print(
+                f"  {name:22s} {str(values.dtype):8s} {list(np.shape(values))!s:14s} "
+                f"min {values.min():.6g} max {values.max():.6g}"
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
