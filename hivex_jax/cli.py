@@ -19,7 +19,7 @@ from typing import Any
 
 from hivex_jax.core.errors import UserError, one_line
 
-COMMANDS = ("train", "evaluate", "sweep", "bench", "render", "list", "serve", "transfer")
+COMMANDS = ("train", "evaluate", "sweep", "bench", "render", "list", "serve", "transfer", "world")
 #: the entry-point group of the sub-commands (and parts of them) that the trainer provides
 COMMAND_GROUP = "hivex_jax.commands"
 
@@ -34,6 +34,7 @@ commands:
   render     write a GIF of an episode; see `hivex render --help`
   list       list the registered environments
   serve      serve environments over HTTP (sessions, grader); see `hivex serve --help`
+  world      export generated worlds to files, check world files; see `hivex world --help`
 """
 
 
@@ -109,6 +110,10 @@ def _dispatch(command: str, rest: list[str]) -> int:
         from hivex_jax.serve.cli import main as serve_main
 
         return serve_main(rest)
+    if command == "world":
+        from hivex_jax.worlds.cli import main as world_main
+
+        return world_main(rest)
     if command in ("train", "evaluate", "sweep", "transfer"):
         return command_plugin(command)(rest)
     raise AssertionError(f"unhandled command {command!r}")  # COMMANDS and this dispatch disagree
