@@ -51,6 +51,7 @@ def provenance(config_dict: dict[str, Any]) -> dict[str, Any]:
         "jaxlib_version": jaxlib.__version__,
         "backend": jax.default_backend(),
         "device_count": jax.device_count(),
+        "process_count": jax.process_count(),  # a resume must use as many (runner.check_resume_processes)
         "python": platform.python_version(),
         "git_sha": sha,
     }

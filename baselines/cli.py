@@ -33,6 +33,7 @@ import sys  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 from baselines import checkpoint  # noqa: E402
+from baselines import distributed as dist  # noqa: E402
 from baselines.config import (  # noqa: E402
     ConfigError,
     PPOConfig,
@@ -112,7 +113,21 @@ def _train_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("overrides", nargs="*", metavar="key=value", help="config overrides, e.g. lr=1e-3")
+    dist.add_distributed_args(p)
     return p
+
+
+def _join_processes(args: argparse.Namespace, prog: str) -> None:
+    """`jax.distributed.initialize` from the multi-process options (nothing without them): first, before
+    any JAX computation, so every later check runs identically in every process."""
+    dist.initialize(dist.spec_from_args(args), prog)
+
+
+def _check_devices(config: PPOConfig) -> None:
+    """With several processes, a population that does not split over every device is a one-line error."""
+    import jax
+
+    dist.check_population_divides(config.num_seeds, config.num_envs, jax.device_count(), jax.process_count())
 
 
 @reports_user_errors("hivex train")
@@ -120,6 +135,7 @@ def train_main(argv: list[str]) -> int:
     """`hivex train [--config FILE | --resume RUN_DIR] [key=value ...]`."""
     args = _train_parser().parse_intermixed_args(argv)  # key=value before or after options
     check_positive(max_chunks=args.max_chunks)
+    _join_processes(args, "hivex train")
     if args.resume:
         given = {"--config": args.config, "--name": args.name, "--out-dir": args.out_dir}
         ignored = [option for option, value in given.items() if value]
@@ -148,6 +164,7 @@ def train_main(argv: list[str]) -> int:
         if named is not None and checkpoint.latest_step(named) is not None:  # a complete checkpoint
             raise UserError(f"{named} already holds a run; use --resume {named} or another name")
     validate_env(config)
+    _check_devices(config)
     _compilation_cache()
     from baselines.guards import NonFiniteError
     from baselines.runner import run_training
@@ -165,6 +182,8 @@ def train_main(argv: list[str]) -> int:
     except NonFiniteError as exc:  # training diverged: not an input error, its own exit status
         print(f"hivex train: {one_line(exc)}", file=sys.stderr)
         return 3
+    if not dist.is_main():  # process 0 reports
+        return 0
     state = "finished" if summary["finished"] else f"stopped at update {summary['updates_done']}"
     target = summary.get("target", {})
     if target.get("reached"):

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import jax
 import numpy as np
 
 from baselines import checkpoint
@@ -92,7 +93,8 @@ def stop_nonfinite(
         "nonfinite": {**nonfinite, "last_checkpoint_update": latest},
         "train_s": train_s,
     }
-    write_summary(run_dir, summary)
+    if jax.process_index() == 0:  # with several processes (docs/distributed.md) process 0 writes
+        write_summary(run_dir, summary)
     raise NonFiniteError(
         f"{who} of {config.num_seeds}: {nonfinite['quantity']} not finite (NaN/inf) at update "
         f"{nonfinite['update']}; stopped. The last finite checkpoint is update {latest}: continue with "

@@ -1,6 +1,7 @@
-"""The population: `num_seeds` independent runs of one config, vmapped and sharded over the local
-devices, and the cache that lets a resumed run, `hivex evaluate` after `hivex train` or a sweep over
-host-only keys reuse the compiled programs."""
+"""The population: `num_seeds` independent runs of one config, vmapped and sharded over the devices
+(of every process when `jax.distributed` runs several; `baselines.distributed`), and the cache that
+lets a resumed run, `hivex evaluate` after `hivex train` or a sweep over host-only keys reuse the
+compiled programs."""
 
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ from baselines.ppo import RunnerState, Train, make_train
 
 
 class Population:
-    """`num_seeds` independent runs, vmapped, sharded over `devices` (default: all local devices).
+    """`num_seeds` independent runs, vmapped, sharded over `devices` (default: `jax.devices()`, which
+    with several processes spans all of them; each process then feeds and fetches its own shards).
 
     Sharding (`shard_axis="auto"`): over the seed axis when the device count divides `num_seeds` (no
     communication), else over the env axis when it divides `num_envs` (parameters replicated,
@@ -32,7 +34,7 @@ class Population:
     def __init__(self, train: Train, devices: Sequence[Any] | None = None, shard_axis: str = "auto"):
         self.train = train
         self.config = train.config
-        self.devices = list(devices if devices is not None else jax.local_devices())
+        self.devices = list(devices if devices is not None else jax.devices())
         self.mesh = Mesh(np.asarray(self.devices), ("pop",))
         n = len(self.devices)
         divides = {"seeds": self.config.num_seeds % n == 0, "envs": self.config.num_envs % n == 0}
@@ -79,12 +81,27 @@ class Population:
     def init(self, seed: int | None = None) -> RunnerState:
         """The population's initial state `[num_seeds, ...]`, placed on the devices.
 
-        Seeds are initialised one by one, NOT under `vmap`: flax's orthogonal init is a QR
-        decomposition, and batched LAPACK calls can deadlock jaxlib 0.10 on 2-core CPUs.
+        Each process initialises only the seeds its devices hold (all of them unless the seed axis is
+        sharded) and places only its addressable shards. Seeds are initialised one by one, NOT under
+        `vmap`: flax's orthogonal init is a QR decomposition, and batched LAPACK calls can deadlock
+        jaxlib 0.10 on 2-core CPUs.
         """
         seed = self.config.seed if seed is None else seed
-        state = stack_trees([self._init_one(k) for k in self.seed_keys(seed)])
-        return jax.device_put(state, self.shardings(state))
+        keys = self.seed_keys(seed)
+        abstract = self.abstract_state()
+        leaves, treedef = jax.tree.flatten(abstract)
+        needed: set[int] = set()
+        for leaf in leaves:
+            for index in leaf.sharding.addressable_devices_indices_map(leaf.shape).values():
+                needed.update(range(self.config.num_seeds)[index[0] if index else slice(None)])
+        host = {i: jax.tree.leaves(jax.device_get(self._init_one(keys[i]))) for i in sorted(needed)}
+        placed = []
+        for j, leaf in enumerate(leaves):
+            full = np.zeros(leaf.shape, leaf.dtype)  # seeds no local device holds stay unread zeros
+            for i, seed_leaves in host.items():
+                full[i] = seed_leaves[j]
+            placed.append(jax.make_array_from_callback(leaf.shape, leaf.sharding, lambda idx, a=full: a[idx]))
+        return jax.tree.unflatten(treedef, placed)
 
     def abstract_state(self) -> Any:
         """Shapes, dtypes and shardings of the population state (the target of a restore)."""
@@ -104,11 +121,14 @@ class Population:
         return self.compile_s
 
     def chunk(self, state: RunnerState) -> tuple[RunnerState, dict[str, np.ndarray]]:
-        """Run `chunk_updates` updates on every seed; metrics come back as numpy `[num_seeds, K]`."""
+        """Run `chunk_updates` updates on every seed; metrics come back as numpy `[num_seeds, K]` (on
+        every process: gathered across processes)."""
+        from baselines.distributed import fetch
+
         if self.compiled is None:
             self.compile(state)
         state, metrics = self.compiled(state)
-        return state, jax.tree.map(np.asarray, metrics)
+        return state, fetch(metrics)
 
 
 # ------------------------------------------------------------------------------------------ cache
@@ -147,6 +167,6 @@ def compute_key(config: PPOConfig) -> str:
 
 def get_population(config: PPOConfig, devices: Sequence[Any] | None = None) -> Population:
     """`Population(make_train(config), devices)`, reused across calls with the same compute config."""
-    devices = list(devices if devices is not None else jax.local_devices())
+    devices = list(devices if devices is not None else jax.devices())
     key = ("population", compute_key(config), tuple(str(d) for d in devices))
     return cached(key, lambda: Population(make_train(config), devices))

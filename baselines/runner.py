@@ -4,7 +4,12 @@ checkpoints; at the end the final evaluation and the run's files.
 
 Its pieces: `baselines.population` (seeds x envs on the devices), `baselines.evaluation` (held-out
 worlds), `baselines.run_files` (what lands in `runs/<name>/`), `baselines.guards` (resume checks,
-divergence).
+divergence), `baselines.distributed` (several processes).
+
+With several processes (`jax.distributed`) every process runs this same loop on its shards and takes
+the same branches (metrics and parameters are gathered, the held-out return broadcast from process 0);
+process 0 alone prints and writes the run folder, while every process writes its part of the orbax
+checkpoints.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import numpy as np
 
 from baselines import checkpoint
 from baselines.config import PPOConfig
+from baselines.distributed import broadcast_text, broadcast_value, fetch, is_main
 from baselines.evaluation import HeldOutEvaluation, get_evaluation, write_episode_gif
 from baselines.guards import check_resume_config, first_nonfinite, stop_nonfinite
 from baselines.population import Population, get_population
@@ -56,18 +62,23 @@ def run_training(
     """
     from tqdm.auto import tqdm
 
+    main = is_main()  # process 0 prints and writes the run's files (always true with one process)
+    if not main:
+        log = _quiet
+        progress = False
     # 1. the run folder, the population, its state (fresh or resumed) and the compiled chunk
     setup_start = time.perf_counter()  # time to target counts world pools, init and compilation too
     run_dir = (
         Path(run_dir)
-        if run_dir is not None
-        else Path(config.out_dir) / (config.name or default_run_name(config))
+        if run_dir is not None  # process 0's clock names the run for every process
+        else Path(config.out_dir) / (config.name or broadcast_text(default_run_name(config)))
     )
     population = get_population(config)
     csv_file = MetricsCSV(run_dir / "metrics.csv", config.num_seeds)
     steps_per_update = config.steps_per_update
     state, chunks_done, wall_before = start_or_resume(run_dir, config, population, csv_file, resume, log)
-    write_text_atomic(run_dir / "config.yaml", config.to_yaml())
+    if main:
+        write_text_atomic(run_dir / "config.yaml", config.to_yaml())
     evaluation = get_evaluation(population, config.test_worlds)
     compile_s = population.compile(state) if population.compiled is None else 0.0
     log(describe_run(config, population, compile_s))
@@ -111,7 +122,8 @@ def run_training(
                 wall_s=wall,
                 seconds_total=since_setup,
             )
-        csv_file.append(chunk * config.chunk_updates, steps_per_update, wall, metrics)
+        if main:
+            csv_file.append(chunk * config.chunk_updates, steps_per_update, wall, metrics)
         bar.update(config.chunk_updates * steps_per_update * config.num_seeds)
         bar.set_postfix(
             reward=f"{float(raw['step_reward'][:, -1].mean()):.3f}",
@@ -133,7 +145,7 @@ def run_training(
         stop_nonfinite(run_dir, config, population, nonfinite, train_s)
 
     # 3. the summary; when the run is finished, the final evaluation and the run's files
-    done = int(jax.device_get(state.update)[0])
+    done = int(fetch(state.update)[0])
     summary: dict[str, Any] = {
         "run_dir": str(run_dir),
         "updates_done": done,
@@ -148,6 +160,7 @@ def run_training(
         "num_seeds": config.num_seeds,
         "num_envs": config.num_envs,
         "devices": len(population.devices),
+        "processes": jax.process_count(),
         "backend": jax.default_backend(),
         "jax_version": jax.__version__,
     }
@@ -157,14 +170,16 @@ def run_training(
         summary["target"] = {"stop_at_test_return": target, "reached": reached is not None}
         if reached is not None:
             summary["target"].update(reached)
-    write_summary(run_dir, summary)
+    if main:
+        write_summary(run_dir, summary)
     if not summary["finished"] or not outputs:
         return summary
 
     start = time.perf_counter()
     results = final_evaluation(run_dir, config, population, evaluation, state)
     summary["eval_s"] = time.perf_counter() - start
-    write_summary(run_dir, summary)
+    if main:
+        write_summary(run_dir, summary)
     summary["eval"] = results
     log(format_results(results))
     return summary
@@ -176,20 +191,39 @@ def start_or_resume(
 ) -> tuple[RunnerState, int, float]:
     """`(state, chunks done, wall seconds before this call)`: the latest checkpoint's state (metrics.csv
     truncated to it) when resuming, else the initial state of a fresh run folder."""
+    main = is_main()
     if resume and checkpoint.latest_step(run_dir) is not None:
-        check_resume_config(checkpoint.read_meta(run_dir)["config"], config)
+        saved = checkpoint.read_meta(run_dir)
+        check_resume_config(saved["config"], config)
+        check_resume_processes(run_dir, saved)
         state, meta = checkpoint.restore(run_dir, population.abstract_state())
         chunks_done = int(meta["chunks_done"])
-        csv_file.truncate(chunks_done * config.chunk_updates)
+        if main:
+            csv_file.truncate(chunks_done * config.chunk_updates)
         log(f"resuming {run_dir} at update {chunks_done * config.chunk_updates} of {config.num_updates}")
         return state, chunks_done, float(meta.get("wall_s", 0.0))
     if resume:  # killed before its first checkpoint was complete
         log(f"{run_dir} has no complete checkpoint: starting it over")
     elif checkpoint.latest_step(run_dir) is not None:
         raise FileExistsError(f"{run_dir} already holds a run; use --resume {run_dir} or another name")
-    run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / "metrics.csv").unlink(missing_ok=True)
+    if main:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        (run_dir / "metrics.csv").unlink(missing_ok=True)
     return population.init(), 0, 0.0
+
+
+def check_resume_processes(run_dir: Path, meta: dict[str, Any]) -> None:
+    """Refuse (one-line `UserError`) to resume a checkpoint written by another number of processes: on
+    another mesh the numbers would no longer continue the run's (orbax could reshard the state, but
+    that is not offered). A checkpoint from before multi-process support counts as one process."""
+    from hivex_jax.core.errors import UserError
+
+    saved, now = int(meta.get("process_count", 1)), jax.process_count()
+    if saved != now:
+        raise UserError(
+            f"{run_dir} was written by {saved} process(es); resume it with {saved} "
+            f"(--num-processes {saved}), not {now}"
+        )
 
 
 def describe_run(config: PPOConfig, population: Population, compile_s: float) -> str:
@@ -198,7 +232,9 @@ def describe_run(config: PPOConfig, population: Population, compile_s: float) ->
         f"{config.algo.upper()} on {config.env_id} (task {config.task}, level {config.level}): "
         f"{config.num_seeds} seeds x {config.num_envs} envs x {population.train.env.num_agents} agents, "
         f"{config.num_updates} updates of {config.steps_per_update} env steps; "
-        f"{len(population.devices)} device(s), sharded over {population.shard_axis}; "
+        f"{len(population.devices)} device(s)"
+        + (f" of {jax.process_count()} processes" if jax.process_count() > 1 else "")
+        + f", sharded over {population.shard_axis}; "
         f"compiled in {compile_s:.1f} s"
     )
 
@@ -216,12 +252,13 @@ def scale_hint(config: PPOConfig, backend: str) -> str | None:
 
 def record_test_returns(evaluation: HeldOutEvaluation, state: RunnerState, metrics: dict) -> float:
     """Evaluate every seed on the test worlds into the chunk's last `test_return_*` cells (per seed,
-    mean over agents and worlds); returns the greedy mean over seeds."""
-    tests = evaluation.trained_totals(state.params)
+    mean over agents and worlds); returns the greedy mean over seeds (process 0's, on every process).
+    With several processes each evaluates the gathered parameters on its own devices."""
+    tests = evaluation.trained_totals(_params_here(state.params))
     for variant in ("greedy", "stochastic"):
         per_seed = tests[variant]["return"].mean(axis=(-1, -2))  # [S]: mean over agents, worlds
         metrics[f"test_return_{variant}"][:, -1] = per_seed
-    return float(metrics["test_return_greedy"][:, -1].mean())
+    return broadcast_value(float(metrics["test_return_greedy"][:, -1].mean()))
 
 
 def save_checkpoint(
@@ -236,8 +273,10 @@ def save_checkpoint(
 def final_evaluation(
     run_dir: Path, config: PPOConfig, population: Population, evaluation: HeldOutEvaluation, state: Any
 ) -> dict[str, Any]:
-    """Every policy on the test worlds: eval.json, eval.png, learning_curve.png and episode.gif."""
-    results = evaluation.full(state.params)
+    """Every policy on the test worlds: eval.json, eval.png, learning_curve.png and episode.gif (the
+    evaluation runs on every process, on its own devices, so all stay in step; process 0 writes)."""
+    params = _params_here(state.params)
+    results = evaluation.full(params)
     results.update(
         algo=config.algo,
         env_id=config.env_id,
@@ -248,10 +287,22 @@ def final_evaluation(
         env_steps_per_seed=config.env_steps,
         eval_seed=config.eval_seed,
     )
+    if not is_main():
+        return results
     write_eval_files(run_dir, config, results)
     if config.gif_frames > 1:
-        write_episode_gif(run_dir / "episode.gif", population.train, state.params, int(evaluation.worlds[0]))
+        write_episode_gif(run_dir / "episode.gif", population.train, params, int(evaluation.worlds[0]))
     return results
+
+
+def _params_here(params: Any) -> Any:
+    """The population's parameters as this process can compute with them: as they are with one
+    process, gathered to numpy (a collective) when they are sharded over several."""
+    return params if jax.process_count() == 1 else fetch(params)
+
+
+def _quiet(*args: Any, **kwargs: Any) -> None:
+    """The log of processes other than 0: they print nothing."""
 
 
 def _short(value: float) -> str:
