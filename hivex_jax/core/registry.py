@@ -119,12 +119,15 @@ def make(id: str, **overrides: Any) -> tuple[Any, Any]:
     or `pattern`) override the default params. Anything else is an error naming the options, and a
     value outside its field's documented bounds (`env.param_bounds`) is a ValueError naming both.
     `namespace/<name>` goes to the namespace's factory: `jaxmarl/<name>` wraps `jaxmarl.make(name)`
-    (`hivex_jax.interop.from_jaxmarl`).
+    (`hivex_jax.interop.from_jaxmarl`). `world_files="DIR/*.png"` and `stress_worlds="all"` (or names)
+    wrap the env so its worlds come from files / are stress worlds (`hivex_jax.worlds`, docs/worlds.md).
     """
     if "/" in id:
         namespace, name = id.split("/", 1)
         return namespace_factory(namespace)(name, **overrides)
     s = spec(id)
+    # worlds from files / stress worlds (hivex_jax.worlds): wrappers, not constructor options
+    world_files, stress_worlds = overrides.pop("world_files", None), overrides.pop("stress_worlds", None)
     factory = s.factory()
     ctor_names = set(getattr(factory, "static_options", ()))
     static = {k: v for k, v in overrides.items() if k in ctor_names}
@@ -152,6 +155,10 @@ def make(id: str, **overrides: Any) -> tuple[Any, Any]:
             env.variant_params(params, level=int(cast[env.level_field]))
         params = params.replace(**cast)
         env.validate_params(params)  # every field inside its documented bounds (hivex_jax.core.bounds)
+    if world_files or stress_worlds:
+        from hivex_jax.worlds.wrapper import wrap_worlds
+
+        env = wrap_worlds(env, params, world_files, stress_worlds)
     return env, params
 
 

@@ -50,15 +50,14 @@ def stress_names(env: Any) -> tuple[str, ...]:
 
 
 class StressWorlds(Wrapper):
-    """Wraps a bare env: `reset(key)` builds the key's world, then turns it into stress world
-    `names[i]`, i drawn from the key (one name: always that one). `step` is the env's."""
+    """Wraps an env whose state is the env's own (no FrameStack inside): `reset(key)` builds the
+    key's world, then turns it into stress world `names[i]`, i drawn from the key (one name: always
+    that one). `step` is the env's."""
 
     def __init__(self, env: Any, names: Sequence[str] | None = None):
         super().__init__(env)
-        if isinstance(env, Wrapper):
-            raise TypeError(
-                "StressWorlds wraps the bare env; use with_stress_worlds(env, ...) for a wrapped one"
-            )
+        if isinstance(env, FrameStack):  # its state wraps the env's: put StressWorlds under it
+            raise TypeError("StressWorlds goes under frame stacking; use with_stress_worlds(env, ...)")
         table = stress_table(env)
         names = tuple(table) if names is None else tuple(names)
         unknown = [n for n in names if n not in table]

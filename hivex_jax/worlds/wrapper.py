@@ -20,9 +20,10 @@ GENERATED = -1
 
 
 class FileWorlds(Wrapper):
-    """Wraps a bare env (no FrameStack inside; see `with_file_worlds`). `reset` builds the key's world,
-    then with probability `1 - generated_fraction` replaces its fields with those of a file world
-    drawn uniformly from `worlds` (fields a file world leaves out keep their generated values).
+    """Wraps an env whose state is the env's own (no FrameStack inside; see `with_file_worlds`).
+    `reset` builds the key's world, then with probability `1 - generated_fraction` replaces its
+    fields with those of a file world drawn uniformly from `worlds` (fields a file world leaves out
+    keep their generated values).
 
     The file worlds are stacked arrays `[N, ...]` with a per-world "given" flag per field, so one
     compiled `reset` serves any world index and `vmap` mixes file and generated worlds in a batch.
@@ -37,8 +38,8 @@ class FileWorlds(Wrapper):
         generated_fraction: float = 0.0,
     ):
         super().__init__(env)
-        if isinstance(env, Wrapper):
-            raise TypeError("FileWorlds wraps the bare env; use with_file_worlds(env, ...) for a wrapped one")
+        if isinstance(env, FrameStack):  # its state wraps the env's: put FileWorlds under it
+            raise TypeError("FileWorlds goes under frame stacking; use with_file_worlds(env, ...)")
         if not worlds:
             raise UserError("FileWorlds: no worlds given")
         if not 0.0 <= generated_fraction <= 1.0:
@@ -99,3 +100,40 @@ def with_file_worlds(env: Any, worlds: Sequence[Mapping[str, np.ndarray]], param
 def load_worlds(paths: Sequence[str], env: Any, params: Any) -> list[dict[str, np.ndarray]]:
     """`load_world` of each path (directories, `.npz` or single field files), in order."""
     return [load_world(path, env, params) for path in paths]
+
+
+def expand_world_paths(spec: str | Sequence[str]) -> list[str]:
+    """World paths from `spec`: a comma-separated string or a list, each a path or a glob pattern
+    (`DIR/*.png`), in sorted order per pattern; a pattern that matches nothing is a `UserError`."""
+    import glob
+
+    items = [s.strip() for s in spec.split(",")] if isinstance(spec, str) else [str(s) for s in spec]
+    paths: list[str] = []
+    for item in items:
+        if not item:
+            continue
+        matches = sorted(glob.glob(item)) if glob.has_magic(item) else [item]
+        if not matches:
+            raise UserError(f"world_files {item!r} matches no file")
+        paths.extend(matches)
+    if not paths:
+        raise UserError("world_files names no file")
+    return paths
+
+
+def wrap_worlds(env: Any, params: Any, world_files: Any = None, stress_worlds: Any = None) -> Any:
+    """`env` (as `make` builds it) drawing its worlds from `world_files` (paths / globs, see
+    `expand_world_paths`) and/or turning them into stress worlds (`"all"` or comma-separated names):
+    what `hivex_jax.make(id, world_files=..., stress_worlds=...)` returns."""
+    if world_files:
+        worlds = load_worlds(expand_world_paths(world_files), env, params)
+        env = with_file_worlds(env, worlds, params)
+    if stress_worlds:
+        from hivex_jax.worlds.stress import StressWorlds
+
+        names = None if stress_worlds == "all" else [s.strip() for s in str(stress_worlds).split(",") if s]
+        if isinstance(env, FrameStack):
+            env = FrameStack(StressWorlds(env.env, names), env.stacks)
+        else:
+            env = StressWorlds(env, names)
+    return env
