@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
 import numpy as np
 
-from hivex_jax.core.errors import UserError, one_line, user_input
+from hivex_jax.core.errors import ArgumentParser, reports_user_errors, user_input
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="hivex world", description="World files (docs/worlds.md).")
-    sub = parser.add_subparsers(dest="action", required=True)
+    parser = ArgumentParser(prog="hivex world", description="World files (docs/worlds.md).")
+    # sub-parsers of the same class: their errors are one-line UserErrors too
+    sub = parser.add_subparsers(dest="action", required=True, parser_class=ArgumentParser)
     export = sub.add_parser("export", help="write a generated world as <field>.npy files + world.json")
     export.add_argument("--env", required=True, help="environment id, e.g. WildfireResourceManagement-v0")
     export.add_argument("--world", type=int, required=True, help="world seed, e.g. 6000")
@@ -41,14 +41,10 @@ def _env(env_id: str, level: int | None):
     return raw, params
 
 
+@reports_user_errors("hivex world")
 def main(argv: list[str] | None = None) -> int:
     """Entry point of `hivex world`."""
-    args = _parser().parse_args(argv)
-    try:
-        return _run(args)
-    except UserError as exc:
-        print(f"hivex world: {one_line(exc)}", file=sys.stderr)
-        return 2
+    return _run(_parser().parse_args(argv))
 
 
 def _run(args: argparse.Namespace) -> int:
