@@ -1,4 +1,10 @@
-"""`hivex sweep`: one run per combination of a grid, held-out results tabulated, aggregated and plotted."""
+"""`hivex sweep`: one run per combination of a grid, held-out results tabulated, aggregated and plotted.
+
+A rerun of the same sweep (same --name and --out-dir) skips the combinations that finished (their
+eval.json is read back) and resumes those stopped midway from their latest checkpoint. With several
+processes (`--coordinator ...`, docs/distributed.md) every combination's population is sharded over the
+devices of all processes and the combinations run one after another, so each process takes part in
+every run and process 0 writes the summary."""
 
 from __future__ import annotations
 
@@ -9,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from baselines import checkpoint
-from baselines.cli import _compilation_cache, _marl_eval_file
+from baselines import distributed as dist
+from baselines.cli import _check_devices, _compilation_cache, _join_processes, _marl_eval_file
 from baselines.config import load_config, validate_env
 from hivex_jax.core.errors import (
     ArgumentParser,
@@ -48,7 +55,10 @@ def sweep_main(argv: list[str]) -> int:
         "--marl-eval", default=None, metavar="FILE", help="also write every entry in marl-eval's JSON format"
     )
     p.add_argument("overrides", nargs="*", metavar="key=value")
+    dist.add_distributed_args(p)
     args = p.parse_intermixed_args(argv)
+    _join_processes(args, "hivex sweep")
+    main = dist.is_main()  # process 0 prints and writes the summary
     grid: list[tuple[str, list[str]]] = []
     for item in args.grid:
         key, _, values = item.partition("=")
@@ -70,23 +80,33 @@ def sweep_main(argv: list[str]) -> int:
         raise UserError(f"--baseline-entry {args.baseline_entry!r} is not one of {entry_names}")
     marl_eval_file = _marl_eval_file(args.marl_eval)
     check_writable_dir(sweep_dir, "sweep folder")
-    for config, slug in zip(configs, slugs, strict=True):
+    for config in configs:
         validate_env(config)
-        if (sweep_dir / slug / checkpoint.CHECKPOINT_DIR).exists():
-            raise UserError(f"{sweep_dir / slug} already holds a run; use another --name or --out-dir")
+        _check_devices(config)
     _compilation_cache()
     from baselines.guards import NonFiniteError
     from baselines.runner import run_training
 
     rows, evals = [], []
     for label, slug, config in zip(labels, slugs, configs, strict=True):
-        print(f"\n=== {label} ===")
-        try:
-            summary = run_training(config, sweep_dir / slug, progress=not args.no_progress)
-        except NonFiniteError as exc:  # one diverged combination (e.g. too high an lr) is a result
-            print(f"hivex sweep: {label}: {one_line(exc)}", file=sys.stderr)
-            rows.append({"combination": label, "run_dir": str(sweep_dir / slug), "diverged": one_line(exc)})
-            continue
+        run_dir = sweep_dir / slug
+        done = _finished_run(run_dir)
+        if done is not None:  # a rerun: this combination finished before
+            if main:
+                print(f"\n=== {label} === finished earlier: {run_dir}")
+            summary = {"run_dir": str(run_dir), "eval": done}
+        else:
+            if main:
+                print(f"\n=== {label} ===")
+            # stopped midway (killed, preempted): continue from its latest checkpoint
+            resume = {"resume": True} if checkpoint.latest_step(run_dir) is not None else {}
+            try:
+                summary = run_training(config, run_dir, progress=not args.no_progress and main, **resume)
+            except NonFiniteError as exc:  # one diverged combination (e.g. too high an lr) is a result
+                if main:
+                    print(f"hivex sweep: {label}: {one_line(exc)}", file=sys.stderr)
+                rows.append({"combination": label, "run_dir": str(run_dir), "diverged": one_line(exc)})
+                continue
         policies = summary["eval"]["policies"]
         if "worlds" in summary["eval"]:  # per-world results: what the robust aggregates read
             evals.append((label, summary["eval"]))
@@ -97,9 +117,11 @@ def sweep_main(argv: list[str]) -> int:
                 **{f"{n}": policies[n]["summary"] for n in policies},
             }
         )
+    finished = [r for r in rows if "diverged" not in r]
+    if not main:  # process 0 writes the summary from the same rows
+        return 0 if finished else 3
     sweep_dir.mkdir(parents=True, exist_ok=True)
     (sweep_dir / "sweep.json").write_text(json.dumps(rows, indent=1))
-    finished = [r for r in rows if "diverged" not in r]
     names = [n for n in ("greedy", "stochastic", "scripted", "random") if finished and n in finished[0]]
     columns = [f"{n} return (mean ± Student-t 95% CI over seeds)" for n in names]
     columns = columns or ["result"]  # all diverged: one column
@@ -131,6 +153,17 @@ def sweep_main(argv: list[str]) -> int:
     if evals:
         _sweep_aggregates(sweep_dir, evals, args.baseline_entry, marl_eval_file, configs[0])
     return 0 if finished else 3
+
+
+def _finished_run(run_dir: Path) -> dict[str, Any] | None:
+    """The eval.json results of a combination that finished in an earlier run of the sweep, else None."""
+    try:
+        summary = json.loads((run_dir / "summary.json").read_text())
+        if summary.get("finished"):
+            return json.loads((run_dir / "eval.json").read_text())
+    except (OSError, ValueError):  # not started, or killed before its final files
+        pass
+    return None
 
 
 def _sweep_aggregates(

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from hivex_jax.core.errors import UserError
+from hivex_jax.core.errors import UserError, one_line
 
 #: seconds a process waits for the coordinator / for the other processes before failing
 DEFAULT_INIT_TIMEOUT_S = 300
@@ -59,7 +59,7 @@ def add_distributed_args(parser: argparse.ArgumentParser) -> None:
         "--distributed",
         choices=("auto",),
         default=None,
-        help="auto: JAX reads the cluster's variables (Slurm, Open MPI, TPU pods, JAX_COORDINATOR_ADDRESS)",
+        help="auto: JAX reads the cluster's variables (Slurm, Open MPI, Kubernetes, Cloud TPU VMs)",
     )
     group.add_argument(
         "--init-timeout",
@@ -173,7 +173,10 @@ def initialize(spec: DistributedSpec, prog: str = "hivex") -> None:
         try:
             jax.distributed.initialize(initialization_timeout=timeout + 30)
         except (ValueError, RuntimeError) as exc:  # no cluster found in the environment
-            raise UserError(f"--distributed auto: {' '.join(str(exc).split())}") from exc
+            raise UserError(
+                f"--distributed auto found no cluster JAX knows in the environment ({one_line(exc)}); "
+                "pass --coordinator HOST:PORT --num-processes N --process-id I instead"
+            ) from exc
         finally:
             timer.cancel()
         return
