@@ -37,6 +37,7 @@ from baselines import distributed as dist  # noqa: E402
 from baselines.config import (  # noqa: E402
     ConfigError,
     PPOConfig,
+    fit_saved_config,
     load_config,
     parse_overrides,
     validate_env,
@@ -77,7 +78,7 @@ def _run_folder_config(run_dir: Path, overrides: list[str]) -> PPOConfig:
         why = "" if run_dir.is_dir() else (": it is a file" if run_dir.exists() else ": it does not exist")
         raise UserError(f"{run_dir} is not a run folder (no config.yaml{why})")
     try:
-        config = load_config(run_dir / "config.yaml", overrides)
+        config = fit_saved_config(load_config(run_dir / "config.yaml", overrides))
     except ConfigError as exc:
         message = one_line(exc)
         raise ConfigError(message if str(run_dir) in message else f"run folder {run_dir}: {message}") from exc

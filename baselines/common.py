@@ -169,9 +169,12 @@ def ppo_loss(
     vf_coef: float,
     ent_coef: float,
     normalize_advantages: bool = True,
+    entropy_bonus: jax.Array | None = None,
 ) -> tuple[jax.Array, dict[str, jax.Array]]:
-    """Clipped PPO objective with value clipping and an entropy bonus; every input f32[B] (mask: which
-    samples count; inactive agents contribute nothing). Returns `(loss, metrics)`."""
+    """Clipped PPO objective with value clipping and an entropy bonus; every input f32[B] (or any equal
+    shapes; mask: which samples count; inactive agents contribute nothing). `entropy_bonus`, if given,
+    replaces `ent_coef * entropy` per sample (per-branch coefficients); the `entropy` metric stays the
+    total. Returns `(loss, metrics)`."""
     mask = mask.astype(jnp.float32)
     if normalize_advantages:
         mean = masked_mean(advantages, mask)
@@ -187,7 +190,8 @@ def ppo_loss(
         value_error = jnp.maximum(value_error, jnp.square(clipped - targets))
     value_loss = 0.5 * masked_mean(value_error, mask)
     entropy_mean = masked_mean(entropy, mask)
-    loss = policy_loss + vf_coef * value_loss - ent_coef * entropy_mean
+    bonus = ent_coef * entropy_mean if entropy_bonus is None else masked_mean(entropy_bonus, mask)
+    loss = policy_loss + vf_coef * value_loss - bonus
     metrics = {
         "loss": loss,
         "policy_loss": policy_loss,
@@ -215,6 +219,25 @@ def shuffled_minibatches(key: jax.Array, batch: Any, num_minibatches: int) -> An
         ),
         batch,
     )
+
+
+def env_minibatches(key: jax.Array, batch: tuple[Any, Any], num_minibatches: int) -> tuple[Any, Any]:
+    """Recurrent minibatches: whole env sequences. `batch = (sequences, initial)` with leaves `[T, N,
+    ...]` and `[N, ...]`; the envs are shuffled (one permutation for both) and split into
+    `([M, T, N / M, ...], [M, N / M, ...])`, so each minibatch replays its envs' steps in order."""
+    sequences, initial = batch
+    num_envs = jax.tree.leaves(initial)[0].shape[0]
+    permutation = jax.random.permutation(key, num_envs)
+    size = num_envs // num_minibatches
+
+    def split_sequences(x: jax.Array) -> jax.Array:
+        x = jnp.take(x, permutation, axis=1)
+        return x.reshape((x.shape[0], num_minibatches, size) + x.shape[2:]).swapaxes(0, 1)
+
+    def split_initial(x: jax.Array) -> jax.Array:
+        return jnp.take(x, permutation, axis=0).reshape((num_minibatches, size) + x.shape[1:])
+
+    return jax.tree.map(split_sequences, sequences), jax.tree.map(split_initial, initial)
 
 
 # -------------------------------------------------------------------------------------- optimizer

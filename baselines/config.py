@@ -30,6 +30,9 @@ DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "configs" / "ippo_wind
 #: values of `reward_scaling`
 REWARD_SCALINGS = ("none", "return_std")
 
+#: values of `recurrent`: "none" (feed-forward actor) or "gru" (a GRU over the actor's encoder output)
+RECURRENT_CELLS = ("none", "gru")
+
 #: version of the config.yaml layout a run folder records; bump when a field is renamed or changes meaning
 FORMAT_VERSION = 1
 
@@ -66,6 +69,10 @@ class PPOConfig:
     clip_eps: float = 0.2
     clip_value_eps: float = 0.0  # value-function clipping range (<= 0 disables)
     ent_coef: float = 0.005
+    # entropy bonus of the hybrid action's parts: the Gaussian (continuous dims) and the categoricals
+    # (discrete branches); None = ent_coef
+    ent_coef_continuous: float | None = None
+    ent_coef_discrete: float | None = None
     vf_coef: float = 0.5
     max_grad_norm: float = 0.5
     normalize_advantages: bool = True
@@ -76,9 +83,13 @@ class PPOConfig:
     reward_scaling: str = "none"  # "none" or "return_std": rewards / running std of the discounted return
     # --- networks
     hidden_sizes: tuple = (64, 64)
-    cnn_channels: tuple = (16, 32)
+    cnn_channels: tuple = ()  # conv layers over obs["visual"]; () = the image flattened into a dense layer
     activation: str = "tanh"
     init_log_std: float = -0.5
+    # "gru": the actor is recurrent (a GRU of gru_size units over its encoder output, reset at every
+    # episode start; PPO minibatches are whole env sequences); the critic stays feed-forward
+    recurrent: str = "none"
+    gru_size: int = 128
     # --- evaluation, logging, outputs
     eval_seed: int = 12345  # RNG stream of evaluation, independent of training seeds
     eval_every: int = 6  # chunks between held-out evaluations (greedy); 0 = only at the end
@@ -151,6 +162,19 @@ class PPOConfig:
                 raise ConfigError(f"{name} must be in [0, 1]; got {getattr(self, name)}")
         if self.reward_scaling not in REWARD_SCALINGS:
             raise ConfigError(f"reward_scaling must be one of {REWARD_SCALINGS}; got {self.reward_scaling!r}")
+        if self.recurrent not in RECURRENT_CELLS:
+            raise ConfigError(f"recurrent must be one of {RECURRENT_CELLS}; got {self.recurrent!r}")
+        if self.gru_size < 1:
+            raise ConfigError(f"gru_size must be >= 1; got {self.gru_size}")
+        if self.recurrent != "none" and self.num_envs % self.num_minibatches:
+            raise ConfigError(
+                f"recurrent={self.recurrent} trains on whole env sequences: num_envs = {self.num_envs} must "
+                f"be divisible into num_minibatches = {self.num_minibatches} (minibatches are groups of envs)"
+            )
+        for name in ("ent_coef", "ent_coef_continuous", "ent_coef_discrete"):
+            value = getattr(self, name)
+            if value is not None and not value >= 0:
+                raise ConfigError(f"{name} must be >= 0; got {value}")
         if not self.obs_norm_clip > 0:
             raise ConfigError(f"obs_norm_clip must be > 0; got {self.obs_norm_clip}")
         if self.lr <= 0 or self.clip_eps <= 0:
@@ -276,6 +300,11 @@ def check_env_fit(config: PPOConfig, env: Any, env_params: Any) -> None:
     vector = spaces.get("vector")
     has_vector = vector is not None and vector.shape[-1] > 0
     parts = ", ".join(f"{k} {tuple(v.shape)}" for k, v in spaces.items())
+    if config.cnn_channels and "visual" not in spaces:
+        raise ConfigError(
+            f"cnn_channels={list(config.cnn_channels)} builds convolutions over obs['visual'], but "
+            f"{config.env_id} observes only {parts}: set cnn_channels=[]"
+        )
     if config.obs_normalization and not has_vector:
         raise ConfigError(
             f"obs_normalization normalises obs['vector'], but {config.env_id} observes only {parts}: "
@@ -305,3 +334,20 @@ def validate_env(config: PPOConfig) -> None:
             )
         raise ConfigError(message) from exc
     check_env_fit(config, env, env_params)
+
+
+def fit_saved_config(config: PPOConfig) -> PPOConfig:
+    """A run folder's config as this version reads it: runs saved before `cnn_channels` on an env without
+    images was refused carry the old default (16, 32) there; it built nothing (the encoder has no image
+    to convolve), so dropping it gives the same network and parameters."""
+    if not config.cnn_channels:
+        return config
+    from baselines.common import make_env
+
+    try:
+        env, env_params = make_env(config)
+    except (KeyError, TypeError, ValueError):
+        return config  # validate_env says what is wrong with it
+    if "visual" in env.observation_space(env_params).spaces:
+        return config
+    return config.replace(cnn_channels=[])

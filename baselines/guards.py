@@ -11,7 +11,7 @@ import numpy as np
 
 from baselines import checkpoint
 from baselines.common import FINITE_FLAGS
-from baselines.config import ConfigError, PPOConfig
+from baselines.config import ConfigError, PPOConfig, fit_saved_config
 from baselines.population import Population
 from baselines.run_files import write_summary
 
@@ -39,6 +39,8 @@ RESUME_FIXED_KEYS = {
     "num_envs": "the env axis of the saved state",
     "hidden_sizes": "the network shapes",
     "cnn_channels": "the network shapes",
+    "recurrent": "the network shapes and the saved state (the GRU memory)",
+    "gru_size": "the network shapes and the saved state (the GRU memory)",
     "critic_agent_id": "the critic's input shape",
     "critic_local_obs": "the critic's input shape",
     "obs_normalization": "the saved params (running observation statistics)",
@@ -53,6 +55,10 @@ def check_resume_config(saved: dict[str, Any], config: PPOConfig) -> None:
     config `saved` (keys the checkpoint predates are not compared)."""
     now = config.to_dict()
     for key, why in RESUME_FIXED_KEYS.items():
+        if key == "cnn_channels" and not now[key] and saved.get(key):
+            # a run saved with cnn_channels on an env without images (it built nothing there)
+            if not fit_saved_config(config.replace(cnn_channels=saved[key])).cnn_channels:
+                continue
         if key in saved and key in now and saved[key] != now[key]:
             raise ResumeError(
                 f"cannot change {key} on --resume ({saved[key]!r} -> {now[key]!r}): {why}; "

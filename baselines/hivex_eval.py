@@ -40,7 +40,7 @@ def evaluate_run_hivex(
     params = jax.tree.map(lambda x: x[:runs], state.params)
     policies: dict[str, Any] = {
         "stochastic": evaluate_hivex_protocol(
-            env,
+            evaluation.policy_env(train),  # with a recurrent actor's memory in the state
             env_params,
             evaluation.trained_policy(train, greedy=False),
             params,

@@ -1,4 +1,5 @@
-"""Flax networks: an encoder for `{vector, visual}` observations, the hybrid-action actor, the critic.
+"""Flax networks: an encoder for `{vector, visual}` observations, the hybrid-action actor (feed-forward, or
+`RecurrentActor` with a GRU between encoder and head), the critic.
 
 The actor outputs one `distrax.Categorical` per discrete branch and a diagonal Gaussian for the
 continuous dims (state-independent log-std, unsquashed: the environment clips to [-1, 1]); log-probs
@@ -160,6 +161,39 @@ class HybridDistribution:
             total = total + self._gaussian().entropy()
         return total
 
+    def entropy_parts(self) -> tuple[jax.Array, jax.Array]:
+        """`(continuous, discrete)` entropies f32[...]: the Gaussian's, and the sum over the branches'
+        categoricals (0 where the action has no such part)."""
+        discrete = jnp.zeros(self.mean.shape[:-1], jnp.float32)
+        for c in self._categoricals():
+            discrete = discrete + c.entropy()
+        continuous = jnp.zeros(self.mean.shape[:-1], jnp.float32)
+        if self.continuous_dims:
+            continuous = continuous + self._gaussian().entropy()
+        return continuous, discrete
+
+
+def hybrid_head(
+    module: nn.Module,
+    x: jax.Array,
+    continuous_dims: int,
+    discrete_branches: Sequence[int],
+    init_log_std: float,
+) -> HybridDistribution:
+    """Features `f32[..., F]` -> `HybridDistribution`; called inside `module`'s compact `__call__`, so the
+    `policy_head` and `log_std` parameters are `module`'s own (both actors name them alike)."""
+    n_logits = int(sum(discrete_branches))
+    width = n_logits + continuous_dims
+    head = nn.Dense(max(width, 1), kernel_init=orthogonal(0.01), name="policy_head")(x)
+    splits = np.cumsum(list(discrete_branches))[:-1].tolist()
+    logits = tuple(jnp.split(head[..., :n_logits], splits, axis=-1)) if n_logits else ()
+    mean = head[..., n_logits : n_logits + continuous_dims]
+    if continuous_dims:
+        log_std = module.param("log_std", nn.initializers.constant(init_log_std), (continuous_dims,))
+    else:
+        log_std = jnp.zeros((0,), jnp.float32)
+    return HybridDistribution(logits=logits, mean=mean, log_std=log_std)
+
 
 class Actor(nn.Module):
     """Observation -> `HybridDistribution`."""
@@ -174,19 +208,32 @@ class Actor(nn.Module):
     @nn.compact
     def __call__(self, obs: dict[str, jax.Array]) -> HybridDistribution:
         x = Encoder(self.hidden_sizes, self.cnn_channels, self.activation)(obs)
-        n_logits = int(sum(self.discrete_branches))
-        width = n_logits + self.continuous_dims
-        head = nn.Dense(max(width, 1), kernel_init=orthogonal(0.01), name="policy_head")(x)
-        splits = np.cumsum(list(self.discrete_branches))[:-1].tolist()
-        logits = tuple(jnp.split(head[..., :n_logits], splits, axis=-1)) if n_logits else ()
-        mean = head[..., n_logits : n_logits + self.continuous_dims]
-        if self.continuous_dims:
-            log_std = self.param(
-                "log_std", nn.initializers.constant(self.init_log_std), (self.continuous_dims,)
-            )
-        else:
-            log_std = jnp.zeros((0,), jnp.float32)
-        return HybridDistribution(logits=logits, mean=mean, log_std=log_std)
+        return hybrid_head(self, x, self.continuous_dims, self.discrete_branches, self.init_log_std)
+
+
+class RecurrentActor(nn.Module):
+    """`(obs, hidden f32[..., H]) -> (new hidden f32[..., H], HybridDistribution)`: the `Actor`'s encoder,
+    then a GRU cell over its features (one step; parameters shared by every agent), then the head. The
+    caller resets `hidden` to `initial_hidden` at an episode's first step (`baselines.ppo`)."""
+
+    continuous_dims: int
+    discrete_branches: Sequence[int]
+    hidden_sizes: Sequence[int] = (64, 64)
+    cnn_channels: Sequence[int] = (16, 32)
+    activation: str = "tanh"
+    init_log_std: float = -0.5
+    gru_size: int = 128
+
+    @nn.compact
+    def __call__(self, obs: dict[str, jax.Array], hidden: jax.Array) -> tuple[jax.Array, HybridDistribution]:
+        x = Encoder(self.hidden_sizes, self.cnn_channels, self.activation)(obs)
+        hidden, x = nn.GRUCell(self.gru_size, name="gru")(hidden, x)
+        return hidden, hybrid_head(self, x, self.continuous_dims, self.discrete_branches, self.init_log_std)
+
+
+def initial_hidden(lead_shape: tuple[int, ...], gru_size: int) -> jax.Array:
+    """The GRU state every episode starts from: zeros `f32[*lead_shape, gru_size]`."""
+    return jnp.zeros(tuple(lead_shape) + (gru_size,), jnp.float32)
 
 
 class Critic(nn.Module):

@@ -14,6 +14,13 @@ input) in `params["obs_norm"]`, so checkpoints and `act` (evaluation) carry them
 epochs that learn from it use the stats as they were at its start, and the observations it saw are
 merged in after the epochs. `reward_scaling="return_std"` divides the rewards GAE reads (not the
 reported returns) by the running std of the discounted return, kept in `RunnerState.returns`.
+
+`recurrent="gru"` (off by default) makes the actor a `RecurrentActor`: its GRU state per (env, agent)
+lives in `RunnerState.memory`, and a step whose observation is an episode's first (after the initial
+reset or an auto-reset: `info["done"]` on the step before) starts from the initial state. Each
+transition records that flag, so the update replays the rollout from the GRU state it started with and
+the same resets (`replay`); its minibatches are groups of whole env sequences, not shuffled steps. The
+critic stays feed-forward (IPPO: the agent's observation; MAPPO: the global state).
 """
 
 from __future__ import annotations
@@ -30,6 +37,7 @@ from flax import struct
 from baselines.common import (
     ReturnScaling,
     TrainingEnv,
+    env_minibatches,
     example_obs,
     finite_flags,
     flatten_batch,
@@ -43,8 +51,8 @@ from baselines.common import (
     running_stats_init,
     shuffled_minibatches,
 )
-from baselines.config import PPOConfig, check_env_fit
-from baselines.networks import Actor, Critic
+from baselines.config import ConfigError, PPOConfig, check_env_fit
+from baselines.networks import Actor, Critic, RecurrentActor, initial_hidden
 
 
 # ------------------------------------------------------------------------------------------ state
@@ -59,6 +67,15 @@ class RunnerState:
     rng: jax.Array  # u32[2]
     update: jax.Array  # i32[], updates done
     returns: ReturnScaling | None = None  # reward_scaling="return_std" only (None: no leaves)
+    memory: PolicyMemory | None = None  # recurrent only (None: no leaves)
+
+
+@struct.dataclass
+class PolicyMemory:
+    """The recurrent actor's state between steps (`recurrent` only)."""
+
+    hidden: jax.Array  # f32[num_envs, A, H], the GRU state after the last step (before any reset)
+    episode_start: jax.Array  # bool[num_envs], the current obs is an episode's first: start from h0
 
 
 @struct.dataclass
@@ -76,6 +93,7 @@ class Transition:
     episode_end: jax.Array  # bool[N, A], the episode ended here (terminated or truncated): cut GAE
     active: jax.Array  # bool[N, A], agent acted this step (loss mask)
     discounted_return: jax.Array | None = None  # f32[N, A], reward_scaling="return_std" only
+    episode_start: jax.Array | None = None  # bool[N, A], recurrent only: obs is an episode's first
 
 
 @dataclass(frozen=True)
@@ -83,7 +101,13 @@ class Train:
     """What `make_train` returns. `init(key) -> RunnerState` and `update_chunk(RunnerState) ->
     (RunnerState, metrics [K, ...])` are pure and jittable (one seed; vmap them over seeds);
     `act(params, obs [A, ...], key, greedy) -> action` is the trained policy for evaluation;
-    `rollout(RunnerState)` collects one update's trajectory (for tests and inspection)."""
+    `rollout(RunnerState)` collects one update's trajectory (for tests and inspection).
+
+    Recurrent actors (`recurrent != "none"`) act through `policy_step(params, obs [..., A, ...], hidden
+    [..., A, H], episode_start bool[..., A]) -> (hidden, HybridDistribution)` from
+    `initial_memory(lead_shape) -> f32[*lead_shape, H]` (`act` refuses them); `replay(params, traj
+    [T, n, A, ...], hidden0 [n, A, H]) -> (log_prob, entropy_continuous, entropy_discrete)` f32[T, n, A]
+    is what the update recomputes from a rollout."""
 
     config: PPOConfig
     env: Any
@@ -92,6 +116,9 @@ class Train:
     update_chunk: Callable[[RunnerState], tuple[RunnerState, dict]]
     act: Callable[[Any, dict, jax.Array, bool], dict]
     rollout: Callable[[RunnerState], tuple[RunnerState, tuple[Transition, dict]]]
+    policy_step: Callable[..., tuple[jax.Array, Any]] | None = None
+    initial_memory: Callable[[tuple[int, ...]], jax.Array] | None = None
+    replay: Callable[[Any, Transition, jax.Array], tuple[jax.Array, ...]] | None = None
 
 
 # ---------------------------------------------------------------------------- MAPPO's critic input
@@ -126,7 +153,7 @@ def make_train(config: PPOConfig, env: Any = None, env_params: Any = None) -> Tr
     check_env_fit(config, env, env_params)  # a one-line ConfigError before anything compiles
     training_env = TrainingEnv(env, config.train_worlds, env_params, config.pregenerate_worlds)
     num_envs = config.num_envs
-    actor = Actor(
+    actor_options = (
         env.continuous_dims,
         tuple(env.discrete_branches),
         config.hidden_sizes,
@@ -134,10 +161,17 @@ def make_train(config: PPOConfig, env: Any = None, env_params: Any = None) -> Tr
         config.activation,
         config.init_log_std,
     )
+    recurrent = config.recurrent != "none"
+    actor = RecurrentActor(*actor_options, config.gru_size) if recurrent else Actor(*actor_options)
     critic = Critic(config.hidden_sizes, config.cnn_channels, config.activation)
     optimizer = make_optimizer(config)
     centralised = config.algo == "mappo"
     scale_rewards = config.reward_scaling == "return_std"
+    per_branch_entropy = config.ent_coef_continuous is not None or config.ent_coef_discrete is not None
+    ent_coef_continuous = (
+        config.ent_coef if config.ent_coef_continuous is None else config.ent_coef_continuous
+    )
+    ent_coef_discrete = config.ent_coef if config.ent_coef_discrete is None else config.ent_coef_discrete
 
     # ------------------------------------------------------------- observation normalisation
     def trainable(params: dict) -> dict:
@@ -175,6 +209,33 @@ def make_train(config: PPOConfig, env: Any = None, env_params: Any = None) -> Tr
         local = obs["vector"] if config.critic_local_obs else None
         return critic_inputs(state, env.num_agents, config.critic_agent_id, local)
 
+    # ------------------------------------------------------------------------ the recurrent actor
+    def initial_memory(lead_shape: tuple[int, ...]) -> jax.Array:
+        """The GRU state an episode starts from, `f32[*lead_shape, gru_size]`."""
+        return initial_hidden(lead_shape, config.gru_size)
+
+    def policy_step(
+        params: dict, obs: dict, hidden: jax.Array, episode_start: jax.Array
+    ) -> tuple[jax.Array, Any]:
+        """One recurrent step on `obs [..., A, ...]` (normalised here when `obs_normalization`): the GRU
+        starts from the initial state where `episode_start [..., A]` (an episode's first observation),
+        else from `hidden [..., A, H]`. Returns `(new hidden, HybridDistribution)`."""
+        hidden = jnp.where(episode_start[..., None], initial_memory(hidden.shape[:-1]), hidden)
+        return actor.apply(params["actor"], actor_view(params, obs), hidden)
+
+    def replay(params: dict, traj: Transition, hidden0: jax.Array) -> tuple[jax.Array, ...]:
+        """Re-run the actor over a rollout `[T, n, A, ...]` from its first GRU state `hidden0 [n, A, H]`
+        with the rollout's resets: `(log_prob, entropy_continuous, entropy_discrete)` f32[T, n, A] of
+        its actions (at the rollout's params, log_prob equals `traj.log_prob`)."""
+
+        def step(hidden: jax.Array, inputs: tuple) -> tuple[jax.Array, tuple[jax.Array, ...]]:
+            obs, action, episode_start = inputs
+            hidden, dist = policy_step(params, obs, hidden, episode_start)
+            return hidden, (dist.log_prob(action), *dist.entropy_parts())
+
+        _, out = jax.lax.scan(step, hidden0, (traj.obs, traj.action, traj.episode_start))
+        return out
+
     # ------------------------------------------------------------------------------------ init
     def init(key: jax.Array) -> RunnerState:
         """One seed's runner state. Call it outside `vmap` (orthogonal init uses QR; see population)."""
@@ -183,8 +244,11 @@ def make_train(config: PPOConfig, env: Any = None, env_params: Any = None) -> Tr
             jax.random.split(k_env, num_envs), env_params
         )
         critic_example = jax.tree.map(lambda x: x[0], critic_input(env_state, obs))  # shapes only
+        actor_inputs = (example_obs(env, env_params),)
+        if recurrent:
+            actor_inputs += (initial_memory((env.num_agents,)),)
         params = {
-            "actor": actor.init(k_actor, example_obs(env, env_params)),
+            "actor": actor.init(k_actor, *actor_inputs),
             "critic": critic.init(k_critic, critic_example),
         }
         opt_state = optimizer.init(trainable(params))
@@ -197,13 +261,20 @@ def make_train(config: PPOConfig, env: Any = None, env_params: Any = None) -> Tr
         returns = None
         if scale_rewards:
             returns = ReturnScaling(running_stats_init(), jnp.zeros((num_envs, env.num_agents), jnp.float32))
-        return RunnerState(params, opt_state, env_state, obs, k_run, jnp.int32(0), returns)
+        memory = None
+        if recurrent:  # every env starts an episode: the first step starts from the initial state
+            memory = PolicyMemory(initial_memory((num_envs, env.num_agents)), jnp.ones(num_envs, bool))
+        return RunnerState(params, opt_state, env_state, obs, k_run, jnp.int32(0), returns, memory)
 
     # --------------------------------------------------------------------------------- rollout
     def env_step(runner: RunnerState, _: Any) -> tuple[RunnerState, tuple[Transition, dict]]:
         rng, k_action, k_env = jax.random.split(runner.rng, 3)
         params = runner.params
-        dist = actor.apply(params["actor"], actor_view(params, runner.obs))  # batch [N, A]
+        if recurrent:
+            episode_start = jnp.broadcast_to(runner.memory.episode_start[:, None], (num_envs, env.num_agents))
+            hidden, dist = policy_step(params, runner.obs, runner.memory.hidden, episode_start)
+        else:
+            dist = actor.apply(params["actor"], actor_view(params, runner.obs))  # batch [N, A]
         action = dist.sample(k_action)
         critic_obs = critic_input(runner.env_state, runner.obs)
         value = critic.apply(params["critic"], critic_view(params, critic_obs))
@@ -227,6 +298,9 @@ def make_train(config: PPOConfig, env: Any = None, env_params: Any = None) -> Tr
         )
         episode = {k: info["episode"][k] for k in ("done", "return", "length")}
         runner = runner.replace(obs=obs, env_state=env_state, rng=rng)
+        if recurrent:  # the obs just returned is an episode's first where this step ended one
+            transition = transition.replace(episode_start=episode_start)
+            runner = runner.replace(memory=PolicyMemory(hidden, info["done"]))
         if scale_rewards:  # G_t = r_t + gamma * G_{t-1}, restarted after the episode's end
             discounted = runner.returns.discounted_return * config.gamma + reward
             transition = transition.replace(discounted_return=discounted)
@@ -240,16 +314,29 @@ def make_train(config: PPOConfig, env: Any = None, env_params: Any = None) -> Tr
 
     # ------------------------------------------------------------------------------------ loss
     def loss_fn(params: dict, obs_norm: Any, minibatch: tuple) -> tuple[jax.Array, dict]:
-        traj, advantages, targets = minibatch
+        """Feed-forward: a flat minibatch `[B, ...]`; recurrent: `((traj, advantages, targets) [T, n, A,
+        ...], hidden0 [n, A, H])`, whole env sequences replayed from their first GRU state."""
         views = {} if obs_norm is None else {"obs_norm": obs_norm}  # the stats the rollout acted with
-        dist = actor.apply(params["actor"], actor_view(views, traj.obs))
+        if recurrent:
+            (traj, advantages, targets), hidden0 = minibatch
+            log_prob, entropy_continuous, entropy_discrete = replay({**views, **params}, traj, hidden0)
+            entropy = entropy_continuous + entropy_discrete
+        else:
+            traj, advantages, targets = minibatch
+            dist = actor.apply(params["actor"], actor_view(views, traj.obs))
+            log_prob, entropy = dist.log_prob(traj.action), dist.entropy()
+            if per_branch_entropy:
+                entropy_continuous, entropy_discrete = dist.entropy_parts()
+        entropy_bonus = None
+        if per_branch_entropy:
+            entropy_bonus = ent_coef_continuous * entropy_continuous + ent_coef_discrete * entropy_discrete
         critic_obs = traj.critic_obs if centralised else traj.obs
         value = critic.apply(params["critic"], critic_view(views, critic_obs))
         return ppo_loss(
-            dist.log_prob(traj.action),
+            log_prob,
             traj.log_prob,
             advantages,
-            dist.entropy(),
+            entropy,
             value,
             traj.value,
             targets,
@@ -259,11 +346,13 @@ def make_train(config: PPOConfig, env: Any = None, env_params: Any = None) -> Tr
             config.vf_coef,
             config.ent_coef,
             config.normalize_advantages,
+            entropy_bonus,
         )
 
     # ---------------------------------------------------- one update: rollout, GAE, PPO epochs
     def update_step(runner: RunnerState, _: Any) -> tuple[RunnerState, dict]:
         obs_norm = runner.params.get("obs_norm")  # fixed through the rollout and its epochs
+        memory0 = runner.memory  # the GRU state the rollout starts from (recurrent)
         runner, (traj, episode) = rollout(runner)
         rewards = traj.reward
         if scale_rewards:
@@ -281,7 +370,10 @@ def make_train(config: PPOConfig, env: Any = None, env_params: Any = None) -> Tr
             config.gamma,
             config.gae_lambda,
         )
-        batch = flatten_batch((traj, advantages, targets))
+        if recurrent:  # whole sequences [T, N, A, ...] and the GRU state each env started from
+            batch = ((traj, advantages, targets), memory0.hidden)
+        else:
+            batch = flatten_batch((traj, advantages, targets))
 
         def epoch(carry: tuple, _: Any) -> tuple[tuple, dict]:
             params, opt_state, key = carry
@@ -293,7 +385,10 @@ def make_train(config: PPOConfig, env: Any = None, env_params: Any = None) -> Tr
                 updates, opt_state = optimizer.update(grads, opt_state, params)
                 return (optax.apply_updates(params, updates), opt_state), metrics
 
-            minibatches = shuffled_minibatches(k_shuffle, batch, config.num_minibatches)
+            if recurrent:
+                minibatches = env_minibatches(k_shuffle, batch, config.num_minibatches)
+            else:
+                minibatches = shuffled_minibatches(k_shuffle, batch, config.num_minibatches)
             (params, opt_state), metrics = jax.lax.scan(minibatch_step, (params, opt_state), minibatches)
             return (params, opt_state, key), metrics
 
@@ -326,7 +421,16 @@ def make_train(config: PPOConfig, env: Any = None, env_params: Any = None) -> Tr
     # ----------------------------------------------------------------------------------- policy
     def act(params: dict, obs: dict, key: jax.Array, greedy: bool) -> dict:
         """The trained policy on one env's observation `[A, ...]`."""
+        if recurrent:
+            raise ConfigError(  # one line from any command that does not carry the memory (hivex transfer)
+                "recurrent runs act with their GRU memory (baselines.evaluation.trained_policy in "
+                "policy_env); this command does not carry it yet: use hivex evaluate"
+            )
         dist = actor.apply(params["actor"], actor_view(params, obs))
         return dist.mode() if greedy else dist.sample(key)
 
-    return Train(config, env, env_params, init, update_chunk, act, rollout)
+    if not recurrent:
+        return Train(config, env, env_params, init, update_chunk, act, rollout)
+    return Train(
+        config, env, env_params, init, update_chunk, act, rollout, policy_step, initial_memory, replay
+    )
