@@ -198,7 +198,10 @@ def heatmap(path: Any, matrix: dict) -> Any:
 
     grid = np.array([[value(c) for c in row] for row in cells], np.float64)
     fig, ax = plt.subplots(figsize=(max(5.0, 2.8 + 1.1 * len(settings)), max(3.0, 1.8 + 0.6 * len(runs))))
-    image = ax.imshow(np.ma.masked_invalid(grid), cmap="viridis", aspect="auto")
+    # fractions on a fixed 0..1 (or more) scale: autoscaled colours made 0.89 and 0.91 opposite extremes
+    top = np.nanmax(grid) if np.isfinite(grid).any() else 1.0
+    scale = {"vmin": 0.0, "vmax": max(1.0, float(top))} if what == "fraction" else {}
+    image = ax.imshow(np.ma.masked_invalid(grid), cmap="viridis", aspect="auto", **scale)
     fig.colorbar(image, ax=ax, label="fraction of scripted return" if what == "fraction" else "greedy return")
     for i, row in enumerate(cells):
         for j, c in enumerate(row):
