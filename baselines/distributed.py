@@ -200,6 +200,11 @@ def initialize(spec: DistributedSpec, prog: str = "hivex") -> None:
         )
     finally:
         timer.cancel()
+    if jax.process_count() != spec.num_processes:  # the job is what process 0 declared
+        raise UserError(
+            f"--num-processes {spec.num_processes} given to process {spec.process_id}, but the job at "
+            f"{spec.coordinator} has {jax.process_count()} processes; give every process the same count"
+        )
 
 
 # ------------------------------------------------------------------------------------ collectives

@@ -235,6 +235,34 @@ def test_population_that_does_not_divide_over_two_processes_fails_before_compili
     assert not list(tmp_path.glob("*/checkpoints"))
 
 
+@pytest.mark.slow  # ~95 s at load average ~20: the processes' shutdown after the refusal is slow
+@pytest.mark.timeout(300)
+def test_process_given_another_process_count_is_refused(tmp_path):
+    coordinator = ["--coordinator", f"127.0.0.1:{_free_port()}", "--init-timeout", "60"]
+    argv = [sys.executable, "-c", LAUNCH, str(HERE), "train", "--config", "nothing.yaml", *coordinator]
+    procs = [  # process 0 declares 2 processes; process 1 thinks there are 3
+        subprocess.Popen(
+            [*argv, "--num-processes", n, "--process-id", i], env=_env(tmp_path), stderr=subprocess.PIPE
+        )
+        for n, i in (("2", "0"), ("3", "1"))
+    ]
+    try:
+        errors = [p.communicate(timeout=PROCESS_TIMEOUT_S)[1].decode() for p in procs]
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    assert procs[1].returncode == 2, errors[1][-3000:]
+    assert (
+        errors[1]
+        .strip()
+        .splitlines()[-1]
+        .startswith("hivex train: --num-processes 3 given to process 1, but the job at 127.0.0.1:")
+    )
+    assert procs[0].returncode == 2 and "nothing.yaml" in errors[0]  # its own next error: the config
+
+
 @pytest.mark.timeout(300)
 def test_unreachable_coordinator_missing_processes_and_no_cluster_fail_as_one_line(tmp_path):
     port = _free_port()  # nobody listens there
