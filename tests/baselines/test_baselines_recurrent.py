@@ -108,6 +108,7 @@ def test_env_minibatches_keep_each_sequence_in_order_with_its_first_state():
 
 
 # ------------------------------------------------------------------------------------- learning
+@pytest.mark.timeout(1200)  # two trainings and evaluations: ~1 min on a quiet CPU, 10x under load
 def test_gru_recalls_the_first_step_cue_and_feed_forward_cannot():
     worlds = CUE_CONFIG["test_worlds"]
     results = {}
