@@ -15,7 +15,6 @@ from transfer_fake_env import register
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
 import memorisation_probe as probe  # noqa: E402
 
-pytestmark = pytest.mark.timeout(900)  # two tiny trainings; minutes when the shared CPU is loaded
 ENV_ID = register()
 
 
@@ -32,6 +31,8 @@ def test_side_and_gap_are_per_seed_statistics():
     assert probe.side([[1.0]], [-2.0], [0.0])["fraction_of_scripted"] is None  # no ratio to a return <= 0
 
 
+@pytest.mark.slow  # two tiny trainings with their compiles: minutes on the 2-core CPU (975 s at load 20)
+@pytest.mark.timeout(1800)
 def test_probe_trains_each_pool_scores_both_sides_and_resumes(tmp_path, monkeypatch):
     config = tmp_path / "tiny.yaml"
     config.write_text(yaml.safe_dump({**TINY_CONFIG, "env_id": ENV_ID, "total_env_steps": 64}))
