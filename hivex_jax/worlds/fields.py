@@ -10,30 +10,12 @@ state)` (import: put the fields into a reset state and recompute what depends on
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
-#: field kinds: how a file becomes the field (docs/worlds.md)
-GRID = "grid"  # f32[R, R] continuous (heights, densities): bilinear / area-average resampling
-CODES = "codes"  # u8[R, R] categorical cell codes: nearest-cell resampling, values from `codes`
-ARRAY = "array"  # any shape, exact: .npy of exactly that shape only (layouts, wave tables, scalars)
-POINTS = "points"  # f32[A, 2] positions: .npy, or an image whose bright pixels are the points
-KINDS = (GRID, CODES, ARRAY, POINTS)
+from hivex_jax.core.world_spec import ARRAY, CODES, GRID, KINDS, POINTS, FieldSpec
 
-
-@dataclass(frozen=True)
-class FieldSpec:
-    """One field of a world: its `kind`, the allowed value range (inclusive; for GRID images, grey 0..1
-    maps linearly onto it, or onto `image_range` if set), allowed `codes` (CODES) and what it means."""
-
-    name: str
-    kind: str
-    value_range: tuple[float, float] | None = None
-    codes: tuple[int, ...] | None = None
-    doc: str = ""
-    #: where image values map to, when not `value_range` (e.g. a layout image spans the default farm)
-    image_range: tuple[float, float] | None = None
+__all__ = ["ARRAY", "CODES", "GRID", "KINDS", "POINTS", "FieldSpec", "field_specs", "worlds_module"]
 
 
 def worlds_module(env: Any) -> ModuleType:

@@ -9,8 +9,8 @@ world key picks which (so world seed s always gives the same stress world). docs
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple
+from collections.abc import Sequence
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -19,19 +19,13 @@ import numpy as np
 from hivex_jax.core.errors import UserError
 from hivex_jax.core.frame_stack import FrameStack
 from hivex_jax.core.seeding import world_key
+from hivex_jax.core.world_spec import StressWorld
 from hivex_jax.core.wrapper import Wrapper
 from hivex_jax.worlds.fields import worlds_module
 
 #: the world seeds of the stress pool (`test_worlds=stress`): disjoint from train 5000-5999 and the
 #: held-out 6000-6999 ranges the configs use
 STRESS_SEEDS = "9000-9031"
-
-
-class StressWorld(NamedTuple):
-    """`make(env, key, state, params) -> (obs, state)` and one line on what makes it hard."""
-
-    make: Callable[..., Any]
-    doc: str
 
 
 def stress_table(env: Any) -> dict[str, StressWorld]:

@@ -71,8 +71,10 @@ def test_file_world_replaces_the_keys_world_in_a_mixed_batch(env_id):
     differs = False
     for name in want_file:
         # up to rounding: OPC renormalises its weights on import
-        np.testing.assert_allclose(np.asarray(file_fields[name]), want_file[name], rtol=1e-5, err_msg=name)
-        np.testing.assert_allclose(np.asarray(gen_fields[name]), want_gen[name], rtol=1e-5, err_msg=name)
+        # atol: values near 0 (AWS's block slopes) differ by float32 rounding in the vmapped reset
+        close = {"rtol": 1e-5, "atol": 1e-6, "err_msg": name}
+        np.testing.assert_allclose(np.asarray(file_fields[name]), want_file[name], **close)
+        np.testing.assert_allclose(np.asarray(gen_fields[name]), want_gen[name], **close)
         differs |= not np.array_equal(want_file[name], want_gen[name])
     assert differs  # worlds 6000 and 6001 differ, so the test tells them apart
     # the wrapped env (as make returns it, frame stacking included) steps on

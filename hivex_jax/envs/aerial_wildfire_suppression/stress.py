@@ -11,10 +11,10 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from hivex_jax.core.world_spec import StressWorld
 from hivex_jax.envs.aerial_wildfire_suppression import generator
 from hivex_jax.envs.aerial_wildfire_suppression.dynamics import tree_counts
 from hivex_jax.envs.aerial_wildfire_suppression.params import BURNING, HEALTHY
-from hivex_jax.worlds.stress import StressWorld
 
 VILLAGE_FIRE_MARGIN = 100.0
 FAR_SIDE_FRACTION = 0.15

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import jax
 
+from hivex_jax.core.world_spec import ARRAY, CODES, FieldSpec
 from hivex_jax.envs.aerial_wildfire_suppression import generator
 from hivex_jax.envs.aerial_wildfire_suppression.params import BARE, HEALTHY, LAKE, VILLAGE
-from hivex_jax.worlds.fields import ARRAY, CODES, FieldSpec
 
 FIELDS = (
     FieldSpec(

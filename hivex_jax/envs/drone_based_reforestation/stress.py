@@ -13,9 +13,9 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from hivex_jax.core.world_spec import StressWorld
 from hivex_jax.envs.drone_based_reforestation import generator
 from hivex_jax.envs.drone_based_reforestation.worlds import apply_world, world_fields
-from hivex_jax.worlds.stress import StressWorld
 
 CORNER_FRACTION = 0.8
 #: patches whose edge is nearer the station than this fraction of the arena's half-extent are removed

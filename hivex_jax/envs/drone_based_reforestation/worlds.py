@@ -12,10 +12,10 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from hivex_jax.core.world_spec import ARRAY, POINTS, FieldSpec
 from hivex_jax.envs.drone_based_reforestation import generator
 from hivex_jax.envs.drone_based_reforestation.generator import ground_height, terrain_shape
 from hivex_jax.envs.drone_based_reforestation.params import TASK_PICK_UP_SEED
-from hivex_jax.worlds.fields import ARRAY, POINTS, FieldSpec
 
 FIELDS = (
     FieldSpec("terrain_waves", ARRAY, (-100.0, 100.0), doc="f32[K, 2] terrain plane waves, rad per metre"),

@@ -12,9 +12,9 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from hivex_jax.core.world_spec import StressWorld
 from hivex_jax.envs.ocean_plastic_collection.params import BACKGROUND_LATTICE, MAX_HOTSPOTS
 from hivex_jax.envs.ocean_plastic_collection.worlds import apply_world, world_fields
-from hivex_jax.worlds.stress import StressWorld
 
 EDGE_FRACTION = 0.85
 

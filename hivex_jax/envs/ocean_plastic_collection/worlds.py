@@ -12,10 +12,10 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from hivex_jax.core.world_spec import ARRAY, GRID, FieldSpec
 from hivex_jax.envs.ocean_plastic_collection import generator
 from hivex_jax.envs.ocean_plastic_collection.observations import local_frame, nearest_neighbour, observe
 from hivex_jax.envs.ocean_plastic_collection.params import BACKGROUND_LATTICE, RESPAWN_SLOTS
-from hivex_jax.worlds.fields import ARRAY, GRID, FieldSpec
 
 FIELDS = (
     FieldSpec("hotspot_x", ARRAY, (-2000.0, 2000.0), doc="f32[H] hot-spot centres x, metres"),

@@ -12,9 +12,9 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from hivex_jax.core.world_spec import StressWorld
 from hivex_jax.envs.wildfire_resource_management.generator import BURNING, FUEL
 from hivex_jax.envs.wildfire_resource_management.worlds import apply_world, world_fields
-from hivex_jax.worlds.stress import StressWorld
 
 DROUGHT_FLAMMABILITY = 2.0
 DROUGHT_WIND = 1.5

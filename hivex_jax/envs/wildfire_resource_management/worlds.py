@@ -10,6 +10,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from hivex_jax.core.world_spec import ARRAY, CODES, GRID, FieldSpec
 from hivex_jax.envs.wildfire_resource_management import dynamics
 from hivex_jax.envs.wildfire_resource_management.generator import (
     BURNING,
@@ -20,7 +21,6 @@ from hivex_jax.envs.wildfire_resource_management.generator import (
     SAND,
     SEA,
 )
-from hivex_jax.worlds.fields import ARRAY, CODES, GRID, FieldSpec
 
 FIELDS = (
     FieldSpec(

@@ -12,8 +12,8 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from hivex_jax.core.world_spec import StressWorld
 from hivex_jax.envs.wind_farm_control.worlds import apply_world, world_fields
-from hivex_jax.worlds.stress import StressWorld
 
 STORM_SPEEDUP = 8.0
 STORM_SHORTENING = 3.0

@@ -11,9 +11,9 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from hivex_jax.core.world_spec import ARRAY, POINTS, FieldSpec
 from hivex_jax.envs.wind_farm_control.dynamics import wind_angle
 from hivex_jax.envs.wind_farm_control.observations import observe
-from hivex_jax.worlds.fields import ARRAY, POINTS, FieldSpec
 
 ANGLE = (-10.0, 10.0)  # radians: generated angles lie in [-2 pi, 2 pi]; wider is accepted, still finite
 
