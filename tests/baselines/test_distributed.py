@@ -148,6 +148,28 @@ def _close(a, b) -> None:
     np.testing.assert_allclose(np.asarray(a, float), np.asarray(b, float), rtol=2e-4, atol=2e-5)
 
 
+@pytest.mark.timeout(600)
+def test_two_processes_train_like_one_process_with_two_devices(tmp_path):
+    """The CI-sized check (two launches): 2 processes x 1 device give the metrics and final parameters
+    of 1 process x 2 devices; the slow test below adds checkpoints, resume and the evaluation."""
+    config = tmp_path / "tiny.yaml"
+    config.write_text(yaml.safe_dump({**CONFIG, "eval_every": 0, "total_env_steps": 64}))
+    common = ["--config", str(config), "--out-dir", str(tmp_path), "--no-progress"]
+    _ok(_launch(tmp_path, "train", [*common, "--name", "one"], 1))
+    two = _launch(tmp_path, "train", [*common, "--name", "two"], 2)
+    _ok(two)
+    assert "2 device(s) of 2 processes" in two[0][1] and "finished:" not in two[1][1]
+    a, b = _rows(tmp_path / "one" / "metrics.csv"), _rows(tmp_path / "two" / "metrics.csv")
+    assert len(a) == len(b) == 2
+    for ra, rb in zip(a, b, strict=True):
+        _close(list(ra.values()), list(rb.values()))
+    abstract = Population(make_train(from_dict(CONFIG)), jax.devices()[:1]).abstract_state()
+    state_a, _ = checkpoint.restore(tmp_path / "one", abstract)
+    state_b, _ = checkpoint.restore(tmp_path / "two", abstract)
+    for x, y in zip(jax.tree.leaves(state_a.params), jax.tree.leaves(state_b.params), strict=True):
+        _close(x, y)
+
+
 @pytest.mark.slow  # ~7 min with the 2-core CPU shared (load average ~20): three compilations
 @pytest.mark.timeout(1800)
 def test_two_processes_train_and_resume_like_one_process_with_two_devices(tmp_path):
