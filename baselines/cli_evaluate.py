@@ -29,7 +29,18 @@ def evaluate_main(argv: list[str]) -> int:
         "plot eval_<worlds>.png into the run.",
     )
     p.add_argument("run_dir")
-    p.add_argument("--worlds", default=None, help='world seeds, "6000:6100" or "1,5,9" (default: test pool)')
+    p.add_argument(
+        "--worlds",
+        default=None,
+        help='world seeds, "6000:6100" or "1,5,9", or "stress": the env\'s stress worlds over seeds '
+        "9000-9031 (default: test pool)",
+    )
+    p.add_argument(
+        "--world-files",
+        default=None,
+        metavar="GLOB",
+        help="worlds from files: paths / globs, comma-separated (docs/worlds.md); the seeds pick among them",
+    )
     p.add_argument("--steps", type=int, default=None, help="episode steps (default: the env's max_steps)")
     p.add_argument("--no-baselines", action="store_true", help="skip the scripted / random policies")
     p.add_argument(
@@ -66,8 +77,12 @@ def evaluate_main(argv: list[str]) -> int:
     check_positive(
         steps=args.steps, agent_steps=args.agent_steps, summary_freq=args.summary_freq, runs=args.runs
     )
-    if args.worlds is not None:
+    if args.worlds is not None and args.worlds != "stress":
         world_seeds(args.worlds, "--worlds")
+    if args.world_files is not None:
+        from hivex_jax.worlds.wrapper import expand_world_paths
+
+        expand_world_paths(args.world_files)  # a glob that matches no file: one-line error
     run_dir = Path(args.run_dir)
     config = _run_folder_config(run_dir, [])
     validate_env(config)
@@ -75,7 +90,13 @@ def evaluate_main(argv: list[str]) -> int:
         raise UserError("key=value env overrides (zero-shot transfer) belong to the held-out protocol")
     from baselines.transfer import eval_config, setting_tag
 
-    eval_config(config, args.overrides)  # names, bounds and the policy's fit, before anything compiles
+    evaluated = eval_config(config, args.overrides)  # names, bounds, the policy's fit, before compiling
+    if args.protocol == "hivex" and (args.world_files or args.worlds == "stress"):
+        raise UserError("--world-files and --worlds stress belong to the held-out protocol")
+    if args.world_files or args.worlds == "stress" or config.test_worlds == "stress":
+        from baselines.evaluation import world_setting
+
+        world_setting(evaluated, args.worlds or config.test_worlds, args.world_files)  # no stress worlds
     if args.protocol == "hivex":
         if args.marl_eval:
             raise UserError("--marl-eval exports per-world results: use it with --protocol held-out")
@@ -84,6 +105,8 @@ def evaluate_main(argv: list[str]) -> int:
     tag = (args.worlds or "test").replace(":", "-").replace(",", "_")
     if args.overrides:  # a transfer evaluation does not overwrite the run's own
         tag += "__" + setting_tag(args.overrides)
+    if args.world_files:  # nor does one on worlds from files
+        tag += "__world_files"
     out = Path(args.out) if args.out else run_dir / f"eval_{tag}.json"
     if out.is_dir():
         raise UserError(f"--out {out} is a folder; give a file name like {out / 'eval.json'}")
@@ -92,7 +115,9 @@ def evaluate_main(argv: list[str]) -> int:
     from baselines.evaluation import evaluate_run
     from baselines.run_files import format_results, plot_eval
 
-    results = evaluate_run(run_dir, args.worlds, not args.no_baselines, args.steps, args.overrides)
+    results = evaluate_run(
+        run_dir, args.worlds, not args.no_baselines, args.steps, args.overrides, args.world_files
+    )
     results = {"protocol": "held-out", **results}
     results["env_steps_per_seed"] = results["updates_done"] * config.steps_per_update
     from hivex_jax.eval.aggregate import eval_aggregates, format_eval_aggregates

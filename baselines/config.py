@@ -48,6 +48,7 @@ class PPOConfig:
     level: int | None = None  # the env's level field (pattern / terrain_level); None = env default
     num_agents: int | None = None  # None = the env's default count
     env_options: dict = field(default_factory=dict)  # other static (constructor) options
+    world_files: str | None = None  # worlds from files (glob); = env_options.world_files (docs/worlds.md)
     env_params: dict = field(default_factory=dict)  # other EnvParams field overrides
     train_worlds: str = "5000:6000"  # world-seed pool for training episodes
     test_worlds: str = "6000:6008"  # held-out pool for evaluation (disjoint from train_worlds)
@@ -191,7 +192,11 @@ class PPOConfig:
             )
         try:
             train = set(world_seeds(self.train_worlds, "train_worlds").tolist())
-            test = set(world_seeds(self.test_worlds, "test_worlds").tolist())
+            test = (  # "stress": the env's stress worlds over STRESS_SEEDS (docs/worlds.md)
+                set()
+                if self.test_worlds == "stress"
+                else set(world_seeds(self.test_worlds, "test_worlds").tolist())
+            )
         except UserError as exc:
             raise ConfigError(f"bad world pool: {exc}") from exc
         overlap = train & test
@@ -202,6 +207,17 @@ class PPOConfig:
             )
         if "num_agents" in self.env_options:
             raise ConfigError("set the agent count with the num_agents field, not env_options")
+        if self.world_files is not None:  # the spelled-out key is env_options.world_files
+            if self.env_options.get("world_files") is not None:
+                raise ConfigError("give world_files or env_options.world_files, not both")
+            from hivex_jax.worlds.wrapper import expand_world_paths
+
+            try:
+                expand_world_paths(self.world_files)  # a glob that matches no file: refused here
+            except UserError as exc:
+                raise ConfigError(str(exc)) from exc
+            object.__setattr__(self, "env_options", {**self.env_options, "world_files": self.world_files})
+            object.__setattr__(self, "world_files", None)
 
     # ------------------------------------------------------------------------------ conversions
     def to_dict(self) -> dict[str, Any]:

@@ -204,8 +204,43 @@ class HeldOutEvaluation:
         return out
 
 
+def world_setting(
+    config: PPOConfig, worlds: Any, world_files: str | None = None
+) -> tuple[PPOConfig, Any, dict[str, Any]]:
+    """`(evaluated config, world seeds, record)` for `worlds` ("stress": the env's stress worlds over
+    `STRESS_SEEDS`, else seeds) and `world_files` (paths / globs): the env options that give those worlds
+    (the `env_options.stress_worlds` / `.world_files` route of `hivex_jax.make`) and what the JSON records
+    (file paths; stress names and seeds). A glob matching no file, an env without stress worlds: UserError."""
+    from baselines.common import make_env
+
+    options, record = dict(config.env_options), {}
+    if world_files:
+        from hivex_jax.worlds.wrapper import expand_world_paths
+
+        options["world_files"] = world_files
+        record["world_files"] = expand_world_paths(world_files)
+    if worlds == "stress":
+        from hivex_jax.worlds.stress import STRESS_SEEDS
+
+        options.setdefault("stress_worlds", "all")  # keep names given as env_options.stress_worlds
+        first, last = (int(s) for s in STRESS_SEEDS.split("-"))  # "9000-9031", both ends included
+        worlds = f"{first}:{last + 1}"
+    evaluated = config if options == config.env_options else dataclasses.replace(config, env_options=options)
+    if "stress_worlds" in options:
+        from hivex_jax.worlds.stress import StressWorlds
+
+        env = make_env(evaluated)[0]  # checks the names (an env without stress worlds: UserError)
+        while not isinstance(env, StressWorlds):
+            env = env.env
+        record["stress_worlds"] = {"names": list(env.names), "seeds": worlds}
+    return evaluated, worlds, record
+
+
 def get_evaluation(population: Population, worlds: Any, num_steps: int | None = None) -> HeldOutEvaluation:
-    """`HeldOutEvaluation` for the population's policy on `worlds`, reused across calls."""
+    """`HeldOutEvaluation` for the population's policy on `worlds` (or "stress"), reused across calls."""
+    if worlds == "stress":
+        evaluated, worlds, _ = world_setting(population.config, worlds)
+        return get_transfer_evaluation(population, evaluated, worlds, num_steps)
     world_list = tuple(rollout.seed_range(worlds).tolist())
     key = ("evaluation", compute_key(population.config), len(world_list), num_steps)
     evaluation = cached(key, lambda: HeldOutEvaluation(population.train, world_list, num_steps))
@@ -270,15 +305,17 @@ def evaluate_run(
     baselines: bool = True,
     num_steps: int | None = None,
     env_overrides: Sequence[str] = (),
+    world_files: str | None = None,
 ) -> dict[str, Any]:
     """Evaluate a saved run's policy (greedy and stochastic, every seed) on `worlds` (default: its test
     pool), with the scripted and random baselines on the same worlds; `env_overrides` (`num_agents=12`,
-    `level=3`, ...) evaluate it zero-shot in another env setting (`baselines.transfer`)."""
+    `level=3`, ...) evaluate it zero-shot in another env setting (`baselines.transfer`); `worlds="stress"`
+    and `world_files` (a glob) evaluate it on stress worlds / worlds from files (`world_setting`)."""
     from baselines.transfer import env_setting, eval_config
 
     config, population, state = load_run(run_dir)
     evaluated = eval_config(config, env_overrides)
-    worlds = worlds or config.test_worlds
+    evaluated, worlds, world_record = world_setting(evaluated, worlds or config.test_worlds, world_files)
     if evaluated == config:
         evaluation = get_evaluation(population, worlds, num_steps)
     else:
@@ -297,5 +334,6 @@ def evaluate_run(
         env_overrides=list(env_overrides),
         train_setting=env_setting(config),
         eval_setting=env_setting(evaluated),
+        **world_record,
     )
     return results
