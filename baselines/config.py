@@ -82,6 +82,10 @@ class PPOConfig:
     obs_normalization: bool = False
     obs_norm_clip: float = 10.0
     reward_scaling: str = "none"  # "none" or "return_std": rewards / running std of the discounted return
+    # training-only reward: {term name: weight} re-weights info["raw_reward_terms"] in training rollouts
+    # (terms not named keep the env's task weight); evaluation and "return" metrics keep the env's reward
+    train_reward_weights: dict = field(default_factory=dict)
+    train_reward_weights_anneal_updates: int = 0  # > 0: weights move linearly to the env's over N updates
     # --- networks
     hidden_sizes: tuple = (64, 64)
     cnn_channels: tuple = ()  # conv layers over obs["visual"]; () = the image flattened into a dense layer
@@ -163,6 +167,18 @@ class PPOConfig:
                 raise ConfigError(f"{name} must be in [0, 1]; got {getattr(self, name)}")
         if self.reward_scaling not in REWARD_SCALINGS:
             raise ConfigError(f"reward_scaling must be one of {REWARD_SCALINGS}; got {self.reward_scaling!r}")
+        for term, weight in self.train_reward_weights.items():
+            try:
+                finite = math.isfinite(float(weight))
+            except (TypeError, ValueError):
+                finite = False
+            if not finite:
+                raise ConfigError(f"train_reward_weights.{term} must be a finite number; got {weight!r}")
+        if self.train_reward_weights_anneal_updates < 0:
+            raise ConfigError(
+                "train_reward_weights_anneal_updates must be >= 0 (0 = constant weights); "
+                f"got {self.train_reward_weights_anneal_updates}"
+            )
         if self.recurrent not in RECURRENT_CELLS:
             raise ConfigError(f"recurrent must be one of {RECURRENT_CELLS}; got {self.recurrent!r}")
         if self.gru_size < 1:
@@ -325,6 +341,19 @@ def check_env_fit(config: PPOConfig, env: Any, env_params: Any) -> None:
         raise ConfigError(
             f"obs_normalization normalises obs['vector'], but {config.env_id} observes only {parts}: "
             "set obs_normalization=false"
+        )
+    names = list(getattr(env, "reward_term_names", ()))
+    for term in config.train_reward_weights:
+        if term not in names:
+            close = difflib.get_close_matches(str(term), names, n=1)
+            hint = f" (did you mean {close[0]}?)" if close else ""
+            raise ConfigError(
+                f"train_reward_weights: {config.env_id} has no reward term {term!r}{hint}; its terms: {names}"
+            )
+    if config.train_reward_weights and not hasattr(env_params, "task_weights"):
+        raise ConfigError(
+            f"train_reward_weights needs the env's task weights (params.task_weights); "
+            f"{config.env_id} has none"
         )
     if config.algo == "mappo" and getattr(config, "critic_local_obs", False) and not has_vector:
         raise ConfigError(

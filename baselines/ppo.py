@@ -172,6 +172,21 @@ def make_train(config: PPOConfig, env: Any = None, env_params: Any = None) -> Tr
         config.ent_coef if config.ent_coef_continuous is None else config.ent_coef_continuous
     )
     ent_coef_discrete = config.ent_coef if config.ent_coef_discrete is None else config.ent_coef_discrete
+    reweight = bool(config.train_reward_weights)
+    if reweight:  # training-only reward weights [T]: the given ones, the env's task weight elsewhere
+        env_weights = jnp.asarray(env_params.task_weights[env_params.task], jnp.float32)
+        given = jnp.asarray(
+            [float(config.train_reward_weights.get(n, 0.0)) for n in env.reward_term_names], jnp.float32
+        )
+        named = jnp.asarray([n in config.train_reward_weights for n in env.reward_term_names])
+        start_weights = jnp.where(named, given, env_weights)
+
+    def train_reward_weights(update: jax.Array) -> jax.Array:
+        """f32[T] at this update: the start weights, moving linearly to the env's over the anneal."""
+        if config.train_reward_weights_anneal_updates <= 0:
+            return start_weights
+        frac = jnp.minimum(update.astype(jnp.float32) / config.train_reward_weights_anneal_updates, 1.0)
+        return start_weights + (env_weights - start_weights) * frac
 
     # ------------------------------------------------------------- observation normalisation
     def trainable(params: dict) -> dict:
@@ -281,6 +296,8 @@ def make_train(config: PPOConfig, env: Any = None, env_params: Any = None) -> Tr
         obs, env_state, reward, terminated, _, info, final_obs, final_state = jax.vmap(
             training_env.step, (0, 0, 0, None)
         )(jax.random.split(k_env, num_envs), runner.env_state, action, env_params)
+        if reweight:  # the training reward; info["episode"] (the "return" metrics) keeps the env's
+            reward = jnp.sum(info["raw_reward_terms"] * train_reward_weights(runner.update), axis=-1)
         # V of where the step got before auto-reset (observation or global state): the truncation
         # bootstrap
         next_value = critic.apply(params["critic"], critic_view(params, critic_input(final_state, final_obs)))
