@@ -12,7 +12,7 @@ from hivex_jax.core import spaces
 from hivex_jax.core.environment import Environment, EnvState, StepOutput
 from hivex_jax.envs.drone_based_reforestation import generator, heuristics, render, rewards
 from hivex_jax.envs.drone_based_reforestation.dynamics import battery_drain, fly
-from hivex_jax.envs.drone_based_reforestation.generator import World, ground_height, terrain_shape
+from hivex_jax.envs.drone_based_reforestation.generator import World
 from hivex_jax.envs.drone_based_reforestation.observations import LAYOUT, VECTOR_SIZE, camera, vector_obs
 from hivex_jax.envs.drone_based_reforestation.params import (
     DEFAULT_NUM_AGENTS,
@@ -35,7 +35,6 @@ from hivex_jax.envs.drone_based_reforestation.params import (
     SUPPORTED_AGENT_COUNTS,
     SUPPORTED_CAMERA_SIZES,
     TASK_NAMES,
-    TASK_PICK_UP_SEED,
     DroneParams,
 )
 from hivex_jax.procgen.terrain import disc_union_distance
@@ -222,42 +221,23 @@ class DroneBasedReforestation(Environment):
     def reset_env(self, key: jax.Array, params: DroneParams):
         a = self.num_agents
         world = generator.generate_world(key, params, self.max_forest_patches)
-        station = world.station
-        u = generator.spawn_uniforms(key, a)
-        yaw = 2.0 * jnp.pi * u[0]
-        # Default start: a small ring around the station point (inside the charging radius).
-        ring = 2.0 * jnp.pi * (jnp.arange(a) / a + u[1])
-        ring_xz = station[jnp.asarray([0, 2])] + params.spawn_ring_radius * jnp.stack(
-            [jnp.cos(ring), jnp.sin(ring)], -1
-        )
-        # Pick-up Seed at Base: a random start within random_spawn_radius of the station.
-        r = params.random_spawn_radius * jnp.sqrt(u[2])
-        ang = 2.0 * jnp.pi * u[3]
-        far_xz = station[jnp.asarray([0, 2])] + r[:, None] * jnp.stack([jnp.cos(ang), jnp.sin(ang)], -1)
-        random_start = params.task == TASK_PICK_UP_SEED
-        e = params.arena_half_extent
-        xz = jnp.clip(jnp.where(random_start, far_xz, ring_xz), -e, e)
-        shape_below = terrain_shape(world, xz, params)
-        ground = ground_height(shape_below, params)
-        y = jnp.where(random_start, ground + params.random_spawn_height, station[1])
-        y = jnp.clip(y, ground + params.ground_clearance, params.flight_ceiling)
-        position = jnp.stack([xz[:, 0], y, xz[:, 1]], axis=-1)
+        yaw = 2.0 * jnp.pi * generator.spawn_uniforms(key, a)[0]
+        start = generator.spawn_drones(key, world, params, a)
         zeros = jnp.zeros(a, jnp.float32)
         false = jnp.zeros(a, bool)
-        station_3d = jnp.linalg.norm(position - station, axis=-1)
         state = DroneState(
             step=jnp.int32(0),
             alive=jnp.ones(a, bool),
             world=world,
-            position=position,
+            position=start["position"],
             yaw=yaw,
             speed=zeros,
             climb_rate=zeros,
-            ground=ground,
-            shape_below=shape_below,
+            ground=start["ground"],
+            shape_below=start["shape_below"],
             energy=jnp.ones(a, jnp.float32),
             holding_seed=jnp.broadcast_to(params.spawn_holding_seed == 1, (a,)),
-            at_station=station_3d <= params.charge_radius,
+            at_station=start["at_station"],
             pick_up_earned=jnp.ones(a, bool),
             grounded=false,
             found_tree=false,

@@ -27,7 +27,11 @@ import jax.numpy as jnp
 from flax import struct
 
 from hivex_jax.core.seeding import seed_from_key
-from hivex_jax.envs.drone_based_reforestation.params import TERRAIN_LEVELS_LINEAR, DroneParams
+from hivex_jax.envs.drone_based_reforestation.params import (
+    TASK_PICK_UP_SEED,
+    TERRAIN_LEVELS_LINEAR,
+    DroneParams,
+)
 from hivex_jax.procgen.terrain import hashed_uniform, plane_wave_field, random_plane_waves
 
 TERRAIN_WAVES = 12
@@ -137,3 +141,29 @@ def generate_world(key: jax.Array, params: DroneParams, max_forest_patches: int)
     radii = jnp.where(keep, radii, ABSENT_RADIUS)
     world = world.replace(forest_centres=centres, forest_radii=radii, station_xz=station)
     return world.replace(station=station_point(world, params))
+
+
+def spawn_drones(key: jax.Array, world: World, params: DroneParams, num_agents: int) -> dict[str, jax.Array]:
+    """The drones' start on `world` from `key` (reset and world import share it): `position` f32[A, 3],
+    `ground` f32[A], `shape_below` f32[A] and `at_station` bool[A]."""
+    station = world.station
+    u = spawn_uniforms(key, num_agents)
+    # Default start: a small ring around the station point (inside the charging radius).
+    ring = 2.0 * jnp.pi * (jnp.arange(num_agents) / num_agents + u[1])
+    ring_xz = station[jnp.asarray([0, 2])] + params.spawn_ring_radius * jnp.stack(
+        [jnp.cos(ring), jnp.sin(ring)], -1
+    )
+    # Pick-up Seed at Base: a random start within random_spawn_radius of the station.
+    r = params.random_spawn_radius * jnp.sqrt(u[2])
+    ang = 2.0 * jnp.pi * u[3]
+    far_xz = station[jnp.asarray([0, 2])] + r[:, None] * jnp.stack([jnp.cos(ang), jnp.sin(ang)], -1)
+    random_start = params.task == TASK_PICK_UP_SEED
+    e = params.arena_half_extent
+    xz = jnp.clip(jnp.where(random_start, far_xz, ring_xz), -e, e)
+    shape_below = terrain_shape(world, xz, params)
+    ground = ground_height(shape_below, params)
+    y = jnp.where(random_start, ground + params.random_spawn_height, station[1])
+    y = jnp.clip(y, ground + params.ground_clearance, params.flight_ceiling)
+    position = jnp.stack([xz[:, 0], y, xz[:, 1]], axis=-1)
+    at_station = jnp.linalg.norm(position - station, axis=-1) <= params.charge_radius
+    return {"position": position, "ground": ground, "shape_below": shape_below, "at_station": at_station}
