@@ -23,6 +23,8 @@ import jax.numpy as jnp
 from hivex_jax.core.seeding import world_key  # noqa: F401  (its old home: `core.registry.world_key`)
 
 _ID_PATTERN = re.compile(r"^[A-Za-z][A-Za-z0-9]*-v\d+$")
+#: `make` options of the message channel (kept here so core imports no wrapper module eagerly)
+_MESSAGE_OPTIONS = ("message_dims", "message_vocab", "message_loss", "message_noise", "message_range")
 
 
 @dataclass(frozen=True)
@@ -121,6 +123,8 @@ def make(id: str, **overrides: Any) -> tuple[Any, Any]:
     `namespace/<name>` goes to the namespace's factory: `jaxmarl/<name>` wraps `jaxmarl.make(name)`
     (`hivex_jax.interop.from_jaxmarl`). `world_files="DIR/*.png"` and `stress_worlds="all"` (or names)
     wrap the env so its worlds come from files / are stress worlds (`hivex_jax.worlds`, docs/worlds.md).
+    `message_dims=k` or `message_vocab=v` (with `message_loss`, `message_noise`, `message_range`) wrap it
+    in `hivex_jax.wrappers.MessageChannel` (docs/messages.md); without them no wrapper is added.
     """
     if "/" in id:
         namespace, name = id.split("/", 1)
@@ -128,6 +132,8 @@ def make(id: str, **overrides: Any) -> tuple[Any, Any]:
     s = spec(id)
     # worlds from files / stress worlds (hivex_jax.worlds): wrappers, not constructor options
     world_files, stress_worlds = overrides.pop("world_files", None), overrides.pop("stress_worlds", None)
+    # the message channel (hivex_jax.wrappers.messages): a wrapper outside everything else, off unless asked
+    message_options = {k: overrides.pop(k, None) for k in _MESSAGE_OPTIONS}
     factory = s.factory()
     ctor_names = set(getattr(factory, "static_options", ()))
     static = {k: v for k, v in overrides.items() if k in ctor_names}
@@ -159,6 +165,10 @@ def make(id: str, **overrides: Any) -> tuple[Any, Any]:
         from hivex_jax.worlds.wrapper import wrap_worlds
 
         env = wrap_worlds(env, params, world_files, stress_worlds)
+    if any(v is not None for v in message_options.values()):
+        from hivex_jax.wrappers.messages import wrap_messages
+
+        env = wrap_messages(env, message_options)
     return env, params
 
 

@@ -197,8 +197,9 @@ def random_policy(env: Any) -> Policy:
 
 def find_scripted_policy(env: Any) -> Callable | None:
     """The environment's `scripted_policy(obs, params)` (the env class attribute every package sets from
-    its `heuristics.py`, looked up through wrappers), or None if it has none."""
-    fn = getattr(getattr(env, "unwrapped", env), "scripted_policy", None)
+    its `heuristics.py`, looked up through wrappers: the outermost wrapper that defines one, e.g.
+    `MessageChannel`'s, which adds the message part), or None if it has none."""
+    fn = getattr(env, "scripted_policy", None)
     return fn if callable(fn) else None
 
 

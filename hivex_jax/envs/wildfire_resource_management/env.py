@@ -76,6 +76,9 @@ class WildfireResourceManagement(Environment):
         self.fire_resolution = fire_resolution
         self.render_size = render_size
         self.neighbours = generator.neighbour_table()  # i32[9, 3], numpy (static)
+        # Who hears whom with the message channel (hivex_jax.wrappers.MessageChannel): slot s of tower i
+        # holds the message of neighbours[i, s], the tower allocation branch s + 1 hands resources to.
+        self.message_senders = self.neighbours
         targets = generator.branch_targets()
         self._neighbours = jnp.asarray(self.neighbours)
         self._target_onehot = jnp.asarray(np.eye(NUM_TOWERS, dtype=np.float32)[targets])  # [A, 4, A]
