@@ -12,7 +12,8 @@ GRID = "grid"  # f32[R, R] continuous (heights, densities): bilinear / area-aver
 CODES = "codes"  # u8[R, R] categorical cell codes: nearest-cell resampling, values from `codes`
 ARRAY = "array"  # any shape, exact: .npy of exactly that shape only (layouts, wave tables, scalars)
 POINTS = "points"  # f32[A, 2] positions: .npy, or an image whose bright pixels are the points
-KINDS = (GRID, CODES, ARRAY, POINTS)
+SERIES = "series"  # f32[K] values over the episode: a 1-D .npy of any length, linearly resampled to K
+KINDS = (GRID, CODES, ARRAY, POINTS, SERIES)
 
 
 @dataclass(frozen=True)

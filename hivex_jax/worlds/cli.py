@@ -49,11 +49,14 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     from hivex_jax.worlds import field_specs, load_world, save_world, world_of_seed
+    from hivex_jax.worlds.fields import input_specs
 
     env, params = _env(args.env, getattr(args, "level", None))
     if args.action == "fields":
         for spec in field_specs(env).values():
-            print(f"{spec.name:22s} {spec.kind:6s} {spec.doc}")
+            print(f"{spec.name:24s} {spec.kind:6s} {spec.doc}")
+        for spec in input_specs(env).values():
+            print(f"{spec.name:24s} {spec.kind:6s} {spec.doc}")
         from hivex_jax.worlds.stress import stress_names
 
         print("stress worlds:", ", ".join(stress_names(env)))

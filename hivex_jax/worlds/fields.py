@@ -4,7 +4,10 @@ A world is the part of a reset state that the env's generator draws from the wor
 dict `{field name: array}` (terrain, masks, layouts, wind draws). Each env package has a `worlds.py`
 with `FIELDS` (one `FieldSpec` per field), `PRIMARY_FIELD` (what a single image file means, or None),
 `world_fields(state) -> dict` (export) and `apply_world(env, key, state, world, params) -> (obs,
-state)` (import: put the fields into a reset state and recompute what depends on them).
+state)` (import: put the fields into a reset state and recompute what depends on them). Optionally
+`INPUT_FIELDS` (fields a file may give that import converts into world fields, never exported; their
+shapes from `input_shapes(env, params)`) and `complete_world(env, params, world, where) -> world` (run
+on every loaded world: converts input fields, sets "given" flags).
 """
 
 from __future__ import annotations
@@ -13,9 +16,20 @@ import importlib
 from types import ModuleType
 from typing import Any
 
-from hivex_jax.core.world_spec import ARRAY, CODES, GRID, KINDS, POINTS, FieldSpec
+from hivex_jax.core.world_spec import ARRAY, CODES, GRID, KINDS, POINTS, SERIES, FieldSpec
 
-__all__ = ["ARRAY", "CODES", "GRID", "KINDS", "POINTS", "FieldSpec", "field_specs", "worlds_module"]
+__all__ = [
+    "ARRAY",
+    "CODES",
+    "GRID",
+    "KINDS",
+    "POINTS",
+    "SERIES",
+    "FieldSpec",
+    "field_specs",
+    "input_specs",
+    "worlds_module",
+]
 
 
 def worlds_module(env: Any) -> ModuleType:
@@ -31,3 +45,9 @@ def worlds_module(env: Any) -> ModuleType:
 def field_specs(env: Any) -> dict[str, FieldSpec]:
     """`{name: FieldSpec}` of `env`'s world fields, in the module's order."""
     return {spec.name: spec for spec in worlds_module(env).FIELDS}
+
+
+def input_specs(env: Any) -> dict[str, FieldSpec]:
+    """`{name: FieldSpec}` of the fields a file may give that import converts into world fields (e.g.
+    AWS's `heights` -> `slope`); not exported. Empty for most envs."""
+    return {spec.name: spec for spec in getattr(worlds_module(env), "INPUT_FIELDS", ())}

@@ -13,6 +13,8 @@ their generated values (from the world key). Rules (docs/worlds.md):
 * POINTS images: the pixels brighter than half are candidate points; the A brightest (ties: row-major
   order) become the positions, pixel centres mapped onto the field's value range in both axes.
 * ARRAY fields: `.npy` of exactly the generated shape.
+* SERIES fields: a 1-D `.npy` of any length L >= 1, values at L evenly spaced times over the episode,
+  linearly resampled to the field's K knots (first and last kept; L = 1 is a constant).
 Every problem raises `UserError` naming the file and what was expected.
 """
 
@@ -28,7 +30,17 @@ import numpy as np
 
 from hivex_jax.core.errors import UserError
 from hivex_jax.core.seeding import world_key
-from hivex_jax.worlds.fields import ARRAY, CODES, GRID, POINTS, FieldSpec, field_specs, worlds_module
+from hivex_jax.worlds.fields import (
+    ARRAY,
+    CODES,
+    GRID,
+    POINTS,
+    SERIES,
+    FieldSpec,
+    field_specs,
+    input_specs,
+    worlds_module,
+)
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp")
 ARRAY_SUFFIXES = (".npy",)
@@ -130,6 +142,15 @@ def resample_nearest(values: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
     return values[r][:, c]
 
 
+def resample_series(values: np.ndarray, knots: int) -> np.ndarray:
+    """f64[L] at L evenly spaced times -> f64[knots] at `knots` evenly spaced times over the same span
+    (linear; first and last values kept; a single value is a constant)."""
+    if values.shape[0] == 1:
+        return np.full(knots, values[0])
+    where = np.linspace(0.0, values.shape[0] - 1, knots)
+    return np.interp(where, np.arange(values.shape[0]), values)
+
+
 def image_points(values: np.ndarray, count: int, value_range: tuple[float, float], path: Path) -> np.ndarray:
     """f64[count, 2] (x, z) from an image in [0, 1]: the `count` brightest pixels above 0.5, pixel
     centres mapped onto `value_range` (x grows to the right, z upward; row 0 is the top)."""
@@ -159,7 +180,7 @@ def field_from_file(path: Path, spec: FieldSpec, target: jax.ShapeDtypeStruct) -
     if path.stat().st_size == 0:
         raise UserError(f"{path}: empty file; expected {spec.kind} field {spec.name!r}")
     image = suffix in IMAGE_SUFFIXES
-    if image and spec.kind == ARRAY:
+    if image and spec.kind in (ARRAY, SERIES):
         raise UserError(
             f"{path}: field {spec.name!r} takes a .npy of shape {tuple(target.shape)}, not an image"
         )
@@ -194,6 +215,13 @@ def _fit_field(
             values = resample_continuous(values, shape)
         else:
             values = resample_nearest(values, shape)
+    elif spec.kind == SERIES:
+        if values.ndim != 1:
+            raise UserError(
+                f"{path}: {values.ndim}-D array of shape {values.shape}; expected a 1-D series for "
+                f"{spec.name!r} (any length, resampled to {shape[0]} knots)"
+            )
+        values = resample_series(values, shape[0])
     elif spec.kind == POINTS:
         if image:
             values = image_points(values, shape[0], spec.image_range or spec.value_range, path)
@@ -229,12 +257,25 @@ def world_shapes(env: Any, params: Any) -> dict[str, jax.ShapeDtypeStruct]:
     return jax.eval_shape(lambda k: module.world_fields(raw.reset(k, params)[1]), world_key(0))
 
 
+def input_shapes(env: Any, params: Any) -> dict[str, jax.ShapeDtypeStruct]:
+    """Shapes and dtypes of `env`'s input fields (`input_specs`; empty for most envs)."""
+    module = worlds_module(env)
+    if not getattr(module, "INPUT_FIELDS", ()):
+        return {}
+    return module.input_shapes(getattr(env, "unwrapped", env), params)
+
+
 def load_world(path: str | Path, env: Any, params: Any) -> dict[str, np.ndarray]:
     """One world from a directory, `.npz` or single field file: `{field: array}` fitted to `env`'s grid
-    (only the fields the files give)."""
-    path = Path(path)
-    specs = field_specs(env)
-    shapes = world_shapes(env, params)
+    (only the fields the files give; input fields converted by the env's `complete_world`)."""
+    world = _read_world(Path(path), env, params)
+    complete = getattr(worlds_module(env), "complete_world", None)
+    return world if complete is None else complete(getattr(env, "unwrapped", env), params, world, str(path))
+
+
+def _read_world(path: Path, env: Any, params: Any) -> dict[str, np.ndarray]:
+    specs = {**field_specs(env), **input_specs(env)}
+    shapes = {**world_shapes(env, params), **input_shapes(env, params)}
     env_id = getattr(env, "env_id", "")
     if path.is_dir():
         meta = path / "world.json"

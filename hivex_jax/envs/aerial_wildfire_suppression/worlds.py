@@ -4,15 +4,26 @@ terrain slope per block and the village centre.
 `hivex_jax.worlds` reads and writes these fields; `apply_world` starts the key's episode on them
 (ignition, weather and plane spawn drawn from the key exactly as `reset` draws them, after the
 world's own draws), as `reset_episode` does on a finished world.
+
+A terrain height map comes in as the input field `heights` (f32[G, G] ground height per island cell,
+metres; an image's grey 0..1 is 0..200 m, the relief of terrain level 10): import converts it to the
+world field `slope`, each 4 x 4-cell block's least-squares plane gradient over its 16 cell centres.
+The generator's slope is the mean gradient of its bilinear terrain over the block, and a bilinear
+patch's least-squares plane over a symmetric grid has exactly that gradient, so the generated cell
+heights give back the generated slope (tested). `heights` sets only the slope (the fire's uphill
+spread, the hill shading): lakes, trees and the village are the `cells` field. Export writes `slope`.
 """
 
 from __future__ import annotations
 
 import jax
+import jax.numpy as jnp
+import numpy as np
 
-from hivex_jax.core.world_spec import ARRAY, CODES, FieldSpec
+from hivex_jax.core.errors import UserError
+from hivex_jax.core.world_spec import ARRAY, CODES, GRID, FieldSpec
 from hivex_jax.envs.aerial_wildfire_suppression import generator
-from hivex_jax.envs.aerial_wildfire_suppression.params import BARE, HEALTHY, LAKE, VILLAGE
+from hivex_jax.envs.aerial_wildfire_suppression.params import BARE, HEALTHY, LAKE, TERRAIN_BLOCK, VILLAGE
 
 FIELDS = (
     FieldSpec(
@@ -28,6 +39,55 @@ FIELDS = (
 )
 #: a single image or .npy file is the island's cells
 PRIMARY_FIELD = "cells"
+#: import-only: a height map, converted to `slope` (never exported)
+INPUT_FIELDS = (
+    FieldSpec(
+        "heights",
+        GRID,
+        (-1000.0, 10_000.0),
+        doc="f32[G, G] ground height per island cell, metres (import only: converted to `slope`); an "
+        "image's grey 0..1 maps to 0..200 m",
+        image_range=(0.0, 200.0),
+    ),
+)
+
+
+def input_shapes(env, params) -> dict[str, jax.ShapeDtypeStruct]:
+    """Shapes of the input fields: `heights` f32[G, G]."""
+    return {"heights": jax.ShapeDtypeStruct((env.grid_size, env.grid_size), jnp.float32)}
+
+
+def slope_from_heights(heights: np.ndarray, cell_size: float) -> np.ndarray:
+    """f32[B, B, 2] (dh/dx, dh/dz) per 4 x 4-cell block of cell heights f[G, G] (row 0 north): the
+    least-squares plane's gradient over the block's cell centres, `cell_size` metres apart."""
+    g = heights.shape[0]
+    b = g // TERRAIN_BLOCK
+    blocks = np.asarray(heights, np.float64).reshape(b, TERRAIN_BLOCK, b, TERRAIN_BLOCK)
+    offset = np.arange(TERRAIN_BLOCK) - (TERRAIN_BLOCK - 1) / 2.0  # cell centres from the block centre
+    norm = TERRAIN_BLOCK * np.sum(offset**2) * cell_size  # sum of squared offsets, metres
+    dx = np.einsum("irjc,c->ij", blocks, offset) / norm
+    dz = -np.einsum("irjc,r->ij", blocks, offset) / norm  # rows grow towards -z
+    return np.stack([dx, dz], axis=-1).astype(np.float32)
+
+
+def complete_world(env, params, world: dict[str, np.ndarray], where: str) -> dict[str, np.ndarray]:
+    """A loaded world with `heights` converted to `slope` (one of the two may be given, not both)."""
+    if "heights" not in world:
+        return world
+    if "slope" in world:
+        raise UserError(
+            f"{where}: gives both 'heights' and 'slope'; expected one terrain (heights is converted to slope)"
+        )
+    world = dict(world)
+    cell = float(generator.cell_size(params, env.grid_size))
+    world["slope"] = slope = slope_from_heights(world.pop("heights"), cell)
+    lo, hi = FIELDS[1].value_range
+    if slope.min() < lo or slope.max() > hi:
+        raise UserError(
+            f"{where}: heights give slopes in [{slope.min():.3g}, {slope.max():.3g}] (rise per metre); "
+            f"expected within [{lo:g}, {hi:g}]"
+        )
+    return world
 
 
 def world_fields(state) -> dict[str, jax.Array]:

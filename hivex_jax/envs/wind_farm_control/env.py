@@ -24,6 +24,7 @@ from hivex_jax.envs.wind_farm_control.params import (
     REWARD_TERM_NAMES,
     SUPPORTED_AGENT_COUNTS,
     TASK_NAMES,
+    WIND_SCHEDULE_KNOTS,
     WindFarmParams,
 )
 from hivex_jax.procgen.fields import FourierField
@@ -39,6 +40,8 @@ class WindFarmState(EnvState):
     swing_phase: jax.Array  # f32[]
     wind_noise: FourierField
     turbine_wave_phase: jax.Array  # f32[A, K], the noise waves' phases at each (fixed) turbine
+    wind_schedule: jax.Array  # f32[WIND_SCHEDULE_KNOTS], a file world's farm-wide wind direction, rad
+    wind_scheduled: jax.Array  # bool[], use `wind_schedule` instead of main direction + swing
 
 
 class WindFarmControl(Environment):
@@ -124,6 +127,8 @@ class WindFarmControl(Environment):
             swing_phase=phase,
             wind_noise=noise,
             turbine_wave_phase=wave_phase,
+            wind_schedule=jnp.zeros(WIND_SCHEDULE_KNOTS, jnp.float32),  # generated worlds: no schedule
+            wind_scheduled=jnp.asarray(False),
         )
         return observe(positions, facing, local, params), state
 
@@ -154,6 +159,8 @@ class WindFarmControl(Environment):
             t.astype(jnp.float32),
             params,
             state.turbine_wave_phase,
+            state.wind_schedule,
+            state.wind_scheduled,
         )
         new_state = state.replace(
             step=t, facing_angle=facing, performance=performance, local_wind_angle=local

@@ -11,6 +11,8 @@ from hivex_jax.envs.wind_farm_control.layouts import REAL_FARM_NAMES
 #: HIVEX scalability counts (reference §2.1); the default is 8 turbines.
 SUPPORTED_AGENT_COUNTS = (1, 2, 4, 8, 12, 16)
 DEFAULT_NUM_AGENTS = 8
+#: knots of a world's wind-direction schedule, evenly spread over steps 0..max_steps (docs/worlds.md)
+WIND_SCHEDULE_KNOTS = 64
 
 PATTERN_NAMES = (
     "Default",

@@ -22,7 +22,10 @@ def render_farm(state, params: WindFarmParams, size: int) -> jax.Array:
 
     # Background: the wind field. Shade by deviation from the farm-wide mean direction.
     pts = grid_points(size, half)
-    ang = wind_angle(state.main_wind_angle, state.swing_phase, state.wind_noise, pts, t, params)
+    schedule = (state.wind_schedule, state.wind_scheduled)
+    ang = wind_angle(
+        state.main_wind_angle, state.swing_phase, state.wind_noise, pts, t, params, None, *schedule
+    )
     mean = jnp.arctan2(jnp.mean(jnp.sin(ang)), jnp.mean(jnp.cos(ang)))
     dev = jnp.sin(ang - mean)  # -1 .. 1
     base = jnp.asarray([0.10, 0.30, 0.55])
@@ -32,7 +35,9 @@ def render_farm(state, params: WindFarmParams, size: int) -> jax.Array:
 
     # Wind arrows on a coarse lattice.
     lattice = grid_points(ARROW_GRID, half).reshape(-1, 2)
-    lat_ang = wind_angle(state.main_wind_angle, state.swing_phase, state.wind_noise, lattice, t, params)
+    lat_ang = wind_angle(
+        state.main_wind_angle, state.swing_phase, state.wind_noise, lattice, t, params, None, *schedule
+    )
     length = half / ARROW_GRID * 0.8
     tails = draw.world_to_pixel(lattice - 0.5 * length * unit(lat_ang), half, size)
     heads = draw.world_to_pixel(lattice + 0.5 * length * unit(lat_ang), half, size)

@@ -2,16 +2,21 @@
 
 `hivex_jax.worlds` reads and writes these fields; `apply_world` puts them into a reset state and
 recomputes what depends on them (each turbine's noise phases, its first local wind, the observation).
-The wind over an episode is main direction + swing + noise (dynamics.wind_angle), so the wind
-"schedule" of a world is fixed by `main_wind_angle`, `swing_phase` and the noise waves.
+The generated wind over an episode is main direction + swing + noise (dynamics.wind_angle). A world
+may instead give a farm-wide wind-direction schedule, `wind_direction_schedule` (f32[64] knots evenly
+spread over steps 0..max_steps, linear in between; a file gives any length, resampled): it replaces main
+direction + swing while `wind_schedule_given` is set (import sets it when a file gives a schedule);
+the noise field is still added (`wind_noise_degrees=0` for none). Generated worlds export the flag
+unset and a zero schedule.
 """
 
 from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
-from hivex_jax.core.world_spec import ARRAY, POINTS, FieldSpec
+from hivex_jax.core.world_spec import ARRAY, POINTS, SERIES, FieldSpec
 from hivex_jax.envs.wind_farm_control.dynamics import wind_angle
 from hivex_jax.envs.wind_farm_control.observations import observe
 
@@ -31,6 +36,20 @@ FIELDS = (
     FieldSpec("wind_wave_vectors", ARRAY, (-100.0, 100.0), doc="f32[K, 2] noise waves, rad per metre"),
     FieldSpec("wind_angular_speeds", ARRAY, (-100.0, 100.0), doc="f32[K] noise waves' speeds, rad per step"),
     FieldSpec("wind_phases", ARRAY, ANGLE, doc="f32[K] noise waves' phases, rad"),
+    FieldSpec(
+        "wind_direction_schedule",
+        SERIES,
+        (-100.0, 100.0),
+        doc="f32[64] farm-wide direction the wind blows towards, rad, at 64 knots over steps "
+        "0..max_steps (linear between; a .npy of any length is resampled); replaces main direction + "
+        "swing when given; unwrapped (350 -> 370 degrees, not 350 -> 10)",
+    ),
+    FieldSpec(
+        "wind_schedule_given",
+        ARRAY,
+        (0, 1),
+        doc="bool[] use wind_direction_schedule (set on import when a file gives the schedule)",
+    ),
 )
 #: a single image or .npy file is a turbine layout
 PRIMARY_FIELD = "positions"
@@ -45,7 +64,16 @@ def world_fields(state) -> dict[str, jax.Array]:
         "wind_wave_vectors": state.wind_noise.wave_vectors,
         "wind_angular_speeds": state.wind_noise.angular_speeds,
         "wind_phases": state.wind_noise.phases,
+        "wind_direction_schedule": state.wind_schedule,
+        "wind_schedule_given": state.wind_scheduled,
     }
+
+
+def complete_world(env, params, world: dict[str, np.ndarray], where: str) -> dict[str, np.ndarray]:
+    """A loaded world whose schedule, if a file gives one, is used (flag set unless a file gives it)."""
+    if "wind_direction_schedule" in world and "wind_schedule_given" not in world:
+        world = {**world, "wind_schedule_given": np.asarray(True)}
+    return world
 
 
 def apply_world(env, key: jax.Array, state, world: dict[str, jax.Array], params):
@@ -58,8 +86,18 @@ def apply_world(env, key: jax.Array, state, world: dict[str, jax.Array], params)
     positions = world["positions"]
     wave_phase = noise.spatial_phase(positions)
     t0 = state.step.astype(jnp.float32)
+    schedule = jnp.asarray(world["wind_direction_schedule"], jnp.float32)
+    scheduled = jnp.asarray(world["wind_schedule_given"], bool)
     local = wind_angle(
-        world["main_wind_angle"], world["swing_phase"], noise, positions, t0, params, wave_phase
+        world["main_wind_angle"],
+        world["swing_phase"],
+        noise,
+        positions,
+        t0,
+        params,
+        wave_phase,
+        schedule,
+        scheduled,
     )
     state = state.replace(
         positions=positions,
@@ -68,5 +106,7 @@ def apply_world(env, key: jax.Array, state, world: dict[str, jax.Array], params)
         wind_noise=noise,
         turbine_wave_phase=wave_phase,
         local_wind_angle=local,
+        wind_schedule=schedule,
+        wind_scheduled=scheduled,
     )
     return observe(positions, state.facing_angle, local, params), state
