@@ -125,6 +125,7 @@ class HeldOutEvaluation:
         cfg = train.config
         env, params = train.env, train.env_params
         key = jax.random.PRNGKey(cfg.eval_seed)
+        self.train = train  # its env is the evaluated one (stress / file worlds): the GIF plays there too
         self.worlds = rollout.seed_range(worlds)
         self.num_seeds = cfg.num_seeds
         self.reward_term_names = tuple(env.reward_term_names)
@@ -247,10 +248,13 @@ def get_evaluation(population: Population, worlds: Any, num_steps: int | None = 
     return evaluation.on(world_list)
 
 
-def write_episode_gif(path: Path, train: Train, params: Any, world: int) -> None:
-    """`episode.gif` of the first seed's greedy policy on `world` (`gif_stride`, `gif_frames`)."""
+def write_episode_gif(path: Path, evaluation: HeldOutEvaluation, params: Any) -> None:
+    """`episode.gif` of the first seed's greedy policy on the evaluation's first world, in its env (a
+    stress world when the pool is stress, file worlds with world_files) (`gif_stride`, `gif_frames`)."""
     from hivex_jax.eval.gif import episode_frames, write_gif
 
+    train = evaluation.train
+    world = int(evaluation.worlds[0])
     config = train.config
     params0 = jax.tree.map(lambda x: x[0], params)
     frames = episode_frames(

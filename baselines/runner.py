@@ -291,7 +291,7 @@ def final_evaluation(
         return results
     write_eval_files(run_dir, config, results)
     if config.gif_frames > 1:
-        write_episode_gif(run_dir / "episode.gif", population.train, params, int(evaluation.worlds[0]))
+        write_episode_gif(run_dir / "episode.gif", evaluation, params)  # the evaluation's env and world
     return results
 
 
