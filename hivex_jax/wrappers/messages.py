@@ -210,7 +210,8 @@ class MessageChannel(Wrapper):
         active at the step (`sender_active` bool[A]), through the lossy, noisy channel."""
         a, k_slots = self.senders.shape
         senders = jnp.asarray(self.senders)
-        k_loss, k_noise, k_symbol = jax.random.split(key, 3)
+        if self.message_loss > 0.0 or self.message_noise > 0.0:  # static: a clean channel draws nothing
+            k_loss, k_noise, k_symbol = jax.random.split(key, 3)
         received = sender_active[senders]  # [A, K]
         if self.message_loss > 0.0:
             received = received & (jax.random.uniform(k_loss, (a, k_slots)) >= self.message_loss)
@@ -249,7 +250,8 @@ class MessageChannel(Wrapper):
         if sender_active is None:
             sender_active = jnp.ones((self.num_agents,), bool)
         obs, state, reward, terminated, truncated, info = self.env.step(key, state, inner_action, params)
-        block = self.deliver(jax.random.fold_in(key, MESSAGE_STREAM), message, sender_active)
+        channel_key = jax.random.fold_in(key, MESSAGE_STREAM)  # the env keeps `key` itself
+        block = self.deliver(channel_key, message, sender_active)
         return self._with_messages(obs, block), state, reward, terminated, truncated, info
 
     @property
