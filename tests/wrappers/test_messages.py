@@ -316,6 +316,17 @@ def test_pettingzoo_and_gymnasium_adapters_carry_the_message_parts(wfc):
     assert vec.single_action_space["continuous"].shape == (env.continuous_dims,)
 
 
+def test_jaxmarl_adapter_carries_the_message_parts(wfc):
+    pytest.importorskip("jaxmarl")
+    from hivex_jax.interop.jaxmarl import HivexJaxMARLEnv
+
+    env, params = wfc["env"], wfc["params"]
+    width = env.observation_space(params)["vector"].shape[-1]
+    jm = HivexJaxMARLEnv(env, params)
+    assert jm.observation_space("agent_0").shape == (width,)
+    assert jm.action_space("agent_0").spaces["continuous"].shape == (env.continuous_dims,)
+
+
 @pytest.mark.slow
 def test_check_env_passes_on_message_wrapped_envs():
     from hivex_jax.core.check import check_env
