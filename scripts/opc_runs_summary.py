@@ -1,0 +1,104 @@
+"""Summarise Ocean Plastic Collection training runs (issue 16): one row per run and policy.
+
+    python scripts/opc_runs_summary.py RUN_DIR [RUN_DIR ...] [--curve]
+
+Per run and policy (greedy, stochastic, scripted, random): the held-out return (mean over worlds per
+seed, then mean +- 95 % CI over seeds, Student t), the fraction of the scripted return on the same
+worlds (per seed; mean +- 95 % CI), and per-vessel means of pebbles collected, border crossings and
+vessel collisions; then compile / training / evaluation seconds from summary.json. `--curve` adds the
+learning curve: training episode return (mean over seeds) against env steps per seed, from metrics.csv.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # run as a file: import the package from this checkout
+    sys.path.insert(0, str(ROOT))
+
+from hivex_jax.eval.stats import mean_ci95  # noqa: E402
+
+POLICIES = ("greedy", "stochastic", "scripted", "random")
+
+
+def _per_seed(per_world: list[dict], stat: str | None) -> np.ndarray:
+    """f64[seeds]: the mean over worlds of the return (stat None) or of one per-vessel statistic."""
+    if stat is None:
+        values = [w["return_per_seed"] if "return_per_seed" in w else [w["return_mean"]] for w in per_world]
+    else:
+        values = [np.atleast_1d(w["stats"][stat]) for w in per_world]
+    return np.asarray(values, dtype=np.float64).mean(axis=0)
+
+
+def run_rows(run_dir: Path) -> list[str]:
+    """Markdown rows of one finished run (needs eval.json)."""
+    results = json.loads((run_dir / "eval.json").read_text())
+    policies = results["policies"]
+    scripted = float(_per_seed(policies["scripted"]["per_world"], None).mean())
+    rows = []
+    for policy in POLICIES:
+        per_world = policies[policy]["per_world"]
+        returns = _per_seed(per_world, None)
+        ret, ret_ci = mean_ci95(returns) if len(returns) > 1 else (returns[0], 0.0)
+        frac, frac_ci = mean_ci95(returns / scripted) if len(returns) > 1 else (returns[0] / scripted, 0.0)
+        pebbles = _per_seed(per_world, "pebbles_collected").mean()
+        crossed = _per_seed(per_world, "border_crossings").mean()
+        collided = _per_seed(per_world, "vessel_collisions").mean()
+        seeds = ", ".join(f"{r:.1f}" for r in returns)
+        rows.append(
+            f"| {run_dir.name} | {policy} | {ret:.1f} ± {ret_ci:.1f} ({seeds}) | {frac:.3f} ± {frac_ci:.3f} "
+            f"| {pebbles:.1f} | {crossed:.2f} | {collided:.2f} | {len(per_world)} |"
+        )
+    return rows
+
+
+def timing(run_dir: Path) -> str:
+    """One line: env steps per seed, compile / train / eval seconds."""
+    summary = json.loads((run_dir / "summary.json").read_text())
+    results = json.loads((run_dir / "eval.json").read_text())
+    parts = [f"{k} {float(summary.get(k) or 0.0):.0f}" for k in ("compile_s", "train_s", "eval_s")]
+    return f"{run_dir.name}: {results['env_steps_per_seed']:,} env steps per seed; s: " + ", ".join(parts)
+
+
+def curve(run_dir: Path, points: int = 10) -> str:
+    """Training episode return (mean over seeds, over the updates since the previous point) vs env steps."""
+    with (run_dir / "metrics.csv").open() as f:
+        rows = list(csv.DictReader(f))
+    cols = [c for c in rows[0] if c.endswith("/episode_return")]
+    steps = np.array([float(r["env_steps"]) for r in rows])
+    values = np.array([[float(r[c]) if r[c] else np.nan for c in cols] for r in rows])
+    out = []
+    for chunk in np.array_split(np.arange(len(rows)), min(points, len(rows))):
+        v = np.nanmean(values[chunk]) if np.isfinite(values[chunk]).any() else float("nan")
+        out.append(f"{steps[chunk[-1]]:.0f}: {v:.1f}")
+    return f"{run_dir.name} training episode return vs env steps per seed: " + "; ".join(out)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("runs", nargs="+", type=Path)
+    parser.add_argument("--curve", action="store_true")
+    args = parser.parse_args(argv)
+    print(
+        "| run | policy | return ± 95 % CI (per seed) | fraction of scripted | pebbles | crossed | collided "
+        "| worlds |\n|---|---|---|---|---|---|---|---|"
+    )
+    for run_dir in args.runs:
+        if (run_dir / "eval.json").is_file():
+            print("\n".join(run_rows(run_dir)))
+    for run_dir in args.runs:
+        if (run_dir / "eval.json").is_file():
+            print(timing(run_dir))
+        if args.curve and (run_dir / "metrics.csv").is_file():
+            print(curve(run_dir))
+
+
+if __name__ == "__main__":
+    main()
