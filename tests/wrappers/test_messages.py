@@ -61,6 +61,13 @@ def test_make_without_options_adds_no_wrapper():
     assert MESSAGE_OPTIONS == registry._MESSAGE_OPTIONS
 
 
+def test_make_puts_the_channel_outside_frame_stacking_and_world_wrappers():
+    env, _ = hivex_jax.make(WRM, stress_worlds="all", message_vocab=4)
+    assert isinstance(env, MessageChannel)
+    assert type(env.env).__name__ == "FrameStack" and type(env.env.env).__name__ == "StressWorlds"
+    np.testing.assert_array_equal(env.senders, wrm_generator.neighbour_table())  # read through them
+
+
 @pytest.mark.parametrize(
     "options, words",
     [
