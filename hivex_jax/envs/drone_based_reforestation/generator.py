@@ -16,6 +16,11 @@ lakes, a station; §2.3, generators NOT FOUND). Ours is analytic, so that a worl
   `station_forest_clearance` away from the station (so distances to the closest tree are exact);
 * the station on dry land within `station_max_offset` of the arena centre.
 
+A file world may replace the analytic shape by a gridded one (`World.terrain_grid`, TERRAIN_GRID x
+TERRAIN_GRID cells over the arena, bilinear between cell centres, clamped at the edges) while
+`World.terrain_gridded` is set; `terrain_shape` is the one function every reader of the terrain calls
+(flight, station, spawn, forest placement, camera, picture), so both kinds serve all of them.
+
 With mode 1 the world's shape does not depend on the level (a level only scales elevation); with mode 0
 the same hash draws give the same wave directions and phases at every level, only their wavelength scales.
 """
@@ -39,6 +44,8 @@ FOREST_NOISE_WAVES = 6
 FOREST_CANDIDATES = 48
 STATION_CANDIDATES = 8
 ABSENT_RADIUS = -1.0e4  # a disabled forest patch: its distance is never the minimum
+#: cells per side of a file world's gridded terrain shape, over the arena (docs/worlds.md)
+TERRAIN_GRID = 64
 
 # hash streams (one per independent draw)
 _S_TERRAIN, _S_FOREST_NOISE, _S_CANDIDATES, _S_RADII, _S_STATION, _S_SPAWN = 1, 2, 3, 4, 5, 6
@@ -54,6 +61,8 @@ class World:
     forest_radii: jax.Array  # f32[N]; ABSENT_RADIUS for unused patches
     station_xz: jax.Array  # f32[2]
     station: jax.Array  # f32[3] (x, y, z): the station's hover point, where drones spawn and charge
+    terrain_grid: jax.Array  # f32[TERRAIN_GRID, TERRAIN_GRID] a file world's terrain shape (row 0 north)
+    terrain_gridded: jax.Array  # bool[], use `terrain_grid` instead of the plane waves
 
 
 def level_amplitude(params: DroneParams) -> jax.Array:
@@ -77,8 +86,39 @@ def shape_from_field(field: jax.Array, params: DroneParams) -> jax.Array:
     return 0.5 + 0.5 * jnp.tanh(params.terrain_sharpness * field)
 
 
+def grid_shape(grid: jax.Array, points: jax.Array, half_extent: jax.Array) -> jax.Array:
+    """Bilinear value f32[...] of `grid` f32[G, G] (cells over [-half, half]^2, row 0 north) at `points`
+    f32[..., 2] (x, z), between cell centres, clamped at the edges."""
+    g = grid.shape[0]
+    cell = 2.0 * half_extent / g
+    col = jnp.clip((points[..., 0] + half_extent) / cell - 0.5, 0.0, g - 1.0)
+    row = jnp.clip((half_extent - points[..., 1]) / cell - 0.5, 0.0, g - 1.0)
+    c0 = jnp.minimum(jnp.floor(col).astype(jnp.int32), g - 2)
+    r0 = jnp.minimum(jnp.floor(row).astype(jnp.int32), g - 2)
+    fc, fr = col - c0, row - r0
+    top = grid[r0, c0] * (1.0 - fc) + grid[r0, c0 + 1] * fc
+    bottom = grid[r0 + 1, c0] * (1.0 - fc) + grid[r0 + 1, c0 + 1] * fc
+    return top * (1.0 - fr) + bottom * fr
+
+
+def select_shape(world: World, analytic: jax.Array, points: jax.Array, params: DroneParams) -> jax.Array:
+    """The world's terrain shape at `points` given the analytic one there: the grid's where gridded (a
+    select, so the analytic terrain stays bit-identical)."""
+    gridded = grid_shape(world.terrain_grid, points, params.arena_half_extent)
+    return jnp.where(world.terrain_gridded, gridded, analytic)
+
+
 def terrain_shape(world: World, points: jax.Array, params: DroneParams) -> jax.Array:
-    """Terrain shape s f32[...] in (0, 1) at `points` f32[..., 2]."""
+    """Terrain shape s f32[...] in (0, 1) at `points` f32[..., 2] (analytic, or the world's grid)."""
+    field = plane_wave_field(world.terrain_waves, world.terrain_phases, points)
+    return select_shape(world, shape_from_field(field, params), points, params)
+
+
+def analytic_grid(world: World, params: DroneParams) -> jax.Array:
+    """f32[TERRAIN_GRID, TERRAIN_GRID] the analytic terrain shape at the grid's cell centres."""
+    e = params.arena_half_extent
+    c = (jnp.arange(TERRAIN_GRID, dtype=jnp.float32) + 0.5) * (2.0 * e / TERRAIN_GRID) - e
+    points = jnp.stack(jnp.meshgrid(c, -c, indexing="xy"), axis=-1)  # [row, col, (x, z)], row 0 north
     return shape_from_field(plane_wave_field(world.terrain_waves, world.terrain_phases, points), params)
 
 
@@ -116,6 +156,8 @@ def generate_world(key: jax.Array, params: DroneParams, max_forest_patches: int)
         forest_radii=jnp.zeros((max_forest_patches,)),
         station_xz=jnp.zeros(2),
         station=jnp.zeros(3),
+        terrain_grid=jnp.zeros((TERRAIN_GRID, TERRAIN_GRID), jnp.float32),  # generated: analytic
+        terrain_gridded=jnp.asarray(False),
     )
 
     # Station: the first candidate on dry land (candidate 0 if there is none).

@@ -32,7 +32,7 @@ import jax
 import jax.numpy as jnp
 
 from hivex_jax.envs.drone_based_reforestation.dynamics import forward_xz, right_xz
-from hivex_jax.envs.drone_based_reforestation.generator import World, shape_from_field
+from hivex_jax.envs.drone_based_reforestation.generator import World, select_shape, shape_from_field
 from hivex_jax.envs.drone_based_reforestation.params import DroneParams
 from hivex_jax.envs.drone_based_reforestation.rewards import reforestation_potential
 from hivex_jax.procgen.terrain import (
@@ -159,7 +159,8 @@ def camera(
         station_d = jnp.sqrt((px - station_xz[0]) ** 2 + (pz - station_xz[1]) ** 2)
         e = params.arena_half_extent
         inside = (jnp.abs(px) <= e) & (jnp.abs(pz) <= e)
-        gray = ground_gray(shape_from_field(field, params), forest, seed, station_d, inside, params)
+        shape = select_shape(world, shape_from_field(field, params), jnp.stack([px, pz], axis=-1), params)
+        gray = ground_gray(shape, forest, seed, station_d, inside, params)
         return jnp.round(gray * 255.0).astype(jnp.uint8)[..., None]
 
     return jax.vmap(one)(position, yaw, ground)

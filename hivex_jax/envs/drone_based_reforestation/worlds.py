@@ -1,8 +1,12 @@
 """Drone-Based Reforestation worlds: the terrain's plane waves, the forest patches and the station.
 
-The terrain here is analytic (a sum of plane waves, generator.py), not a grid, so a world's terrain is
-its wave table (`.npy`), not a height image. The forest is a set of discs; `forest_centres` also
-accepts a forest mask image (`FOREST_MASK`), whose bright pixels become patch centres.
+The generated terrain is analytic (a sum of plane waves, generator.py): its wave table (`.npy`). A file
+world may give a terrain image instead, `terrain_grid` (the terrain shape 0..1 on 64 x 64 cells over the
+arena, bilinear; height = amplitude(level) * max(shape, water_level), lakes where shape < water_level),
+used while `terrain_grid_given` is set (import sets it when a file gives the grid). Export writes the
+analytic terrain sampled at the cell centres with the flag unset (an image to edit: delete or set
+`terrain_grid_given.npy` to use the edit). The forest is a set of discs; `forest_centres` also
+accepts a forest mask image, whose bright pixels become patch centres.
 `apply_world` puts the fields into a reset state and recomputes what depends on them: the station's
 hover point, the drones' spawn (around the station, as `reset` places them) and the observation.
 """
@@ -10,9 +14,12 @@ hover point, the drones' spawn (around the station, as `reset` places them) and 
 from __future__ import annotations
 
 import jax
+import jax.numpy as jnp
+import numpy as np
 
-from hivex_jax.core.world_spec import ARRAY, POINTS, FieldSpec
+from hivex_jax.core.world_spec import ARRAY, GRID, POINTS, FieldSpec
 from hivex_jax.envs.drone_based_reforestation import generator
+from hivex_jax.envs.drone_based_reforestation.params import DroneParams
 
 FIELDS = (
     FieldSpec("terrain_waves", ARRAY, (-100.0, 100.0), doc="f32[K, 2] terrain plane waves, rad per metre"),
@@ -32,19 +39,52 @@ FIELDS = (
         doc=f"f32[N] patch radii, metres ({generator.ABSENT_RADIUS:g} = no patch)",
     ),
     FieldSpec("station_xz", ARRAY, (-1000.0, 1000.0), doc="f32[2] charging station (x, z), metres"),
+    FieldSpec(
+        "terrain_grid",
+        GRID,
+        (0.0, 1.0),
+        doc=f"f32[{generator.TERRAIN_GRID}, {generator.TERRAIN_GRID}] terrain shape 0..1 over the arena "
+        "(row 0 north; bilinear): height = amplitude(level) * max(shape, water_level), lakes below "
+        "water_level; an image's grey 0..1 is the shape; used instead of the plane waves when given",
+        image_range=(0.0, 1.0),
+    ),
+    FieldSpec(
+        "terrain_grid_given",
+        ARRAY,
+        (0, 1),
+        doc="bool[] use terrain_grid (set on import when a file gives the grid)",
+    ),
 )
+#: world field -> World attribute, where they differ
+_ATTRIBUTE = {"terrain_grid_given": "terrain_gridded"}
+#: export samples an analytic terrain on the grid with the default arena (+-200 m) and sharpness: a
+#: preview to edit (world_fields sees no params); the flag stays unset, so the round trip is exact
+_SAMPLE_PARAMS = DroneParams()
 #: a single image or .npy file gives the forest patch centres
 PRIMARY_FIELD = "forest_centres"
 
 
 def world_fields(state) -> dict[str, jax.Array]:
-    """The world of a Drone-Based Reforestation state (`station`, the hover point, is derived)."""
-    return {spec.name: getattr(state.world, spec.name) for spec in FIELDS}
+    """The world of a Drone-Based Reforestation state (`station`, the hover point, is derived); an
+    analytic terrain's grid is the plane waves sampled at the cell centres (with the flag unset)."""
+    fields = {spec.name: getattr(state.world, _ATTRIBUTE.get(spec.name, spec.name)) for spec in FIELDS}
+    sampled = generator.analytic_grid(state.world, _SAMPLE_PARAMS)
+    fields["terrain_grid"] = jnp.where(state.world.terrain_gridded, state.world.terrain_grid, sampled)
+    return fields
+
+
+def complete_world(env, params, world: dict[str, np.ndarray], where: str) -> dict[str, np.ndarray]:
+    """A loaded world whose terrain grid, if a file gives one, is used (flag set unless a file gives it)."""
+    if "terrain_grid" in world and "terrain_grid_given" not in world:
+        world = {**world, "terrain_grid_given": np.asarray(True)}
+    return world
 
 
 def apply_world(env, key: jax.Array, state, world: dict[str, jax.Array], params):
     """`(obs, state)`: reset `state` onto `world` (drones spawned from the key as `reset` does)."""
-    new_world = state.world.replace(**{spec.name: world[spec.name] for spec in FIELDS})
+    new_world = state.world.replace(
+        **{_ATTRIBUTE.get(spec.name, spec.name): world[spec.name] for spec in FIELDS}
+    )
     new_world = new_world.replace(station=generator.station_point(new_world, params))
     state = state.replace(world=new_world, **generator.spawn_drones(key, new_world, params, env.num_agents))
     return env._observe(state, params, seeds=False), state
