@@ -109,3 +109,120 @@ def test_wfc_wind_schedule_sets_the_farm_wind_direction(wfc, tmp_path):
     want = [0.0, 0.0005, 0.001, 0.0025, 0.004, 0.0065]
     np.testing.assert_allclose(knots, want, atol=1e-6)
     assert np.ptp(generated) > 1e-4  # the generated wind swings: the schedule is what held it still
+
+
+# ------------------------------------------------------------------------- DBR: gridded terrain
+@pytest.mark.slow  # a DBR reset compile (~15 s on the shared CPU)
+def test_dbr_flat_terrain_image_gives_flat_ground(tmp_path):
+    from hivex_jax.envs.drone_based_reforestation import generator
+
+    env, params = hivex_jax.make("DroneBasedReforestation-v0", num_agents=2)
+    env = getattr(env, "unwrapped", env)
+    Image.fromarray(np.full((30, 50), 128, np.uint8)).save(tmp_path / "terrain_grid.png")  # any size
+    world = load_world(tmp_path / "terrain_grid.png", env, params)
+    assert bool(world["terrain_grid_given"])
+    _, state = jax.jit(FileWorlds(env, [world], params).reset_world)(world_key(6000), params, 0)
+    shape = 128 / 255
+    amplitude = float(generator.level_amplitude(params))  # level 1: the logged 1.18 x 40 m
+    np.testing.assert_allclose(np.asarray(state.ground), amplitude * shape, rtol=1e-5)  # spawn ground
+    station_y = amplitude * shape + float(params.station_hover_height)
+    np.testing.assert_allclose(float(state.world.station[1]), station_y, rtol=1e-5)
+    points = jax.random.uniform(jax.random.PRNGKey(0), (50, 2), minval=-200.0, maxval=200.0)
+    np.testing.assert_allclose(
+        np.asarray(generator.terrain_shape(state.world, points, params)), shape, rtol=1e-6
+    )
+
+
+def test_dbr_raised_block_in_the_grid_stops_the_drone():
+    from hivex_jax.envs.drone_based_reforestation import generator
+    from hivex_jax.envs.drone_based_reforestation.dynamics import fly
+
+    params = hivex_jax.make("DroneBasedReforestation-v0")[1]
+    amplitude = float(generator.level_amplitude(params))  # level 1: the logged 1.18 x 40 m
+    # a raised block (shape 1) on cells 35-37 (x 18.75..37.5 m) of an otherwise flat 0.5 grid; the
+    # analytic terrain of the same world is flat 0.5 (no waves: tanh(0) = 0)
+    grid = np.full((generator.TERRAIN_GRID, generator.TERRAIN_GRID), 0.5, np.float32)
+    grid[:, 35:38] = 1.0
+    flat = generator.World(
+        terrain_waves=jnp.zeros((generator.TERRAIN_WAVES, 2)),
+        terrain_phases=jnp.zeros(generator.TERRAIN_WAVES),
+        forest_centres=jnp.zeros((1, 2)),
+        forest_radii=jnp.full(1, generator.ABSENT_RADIUS),
+        station_xz=jnp.zeros(2),
+        station=jnp.zeros(3),
+        terrain_grid=jnp.asarray(grid),
+        terrain_gridded=jnp.asarray(True),
+    )
+    ground = amplitude * 0.5
+    start = jnp.asarray([[0.0, ground + 3.0, 0.0], [0.0, ground + 3.0, 50.0]])  # 3 m above, heading +x
+    zeros = jnp.zeros(2)
+    controls = jnp.asarray([[1.0, 0.0, 0.0]] * 2)  # full throttle, no steering or climbing
+
+    # everything as arguments and a rolled loop: constants folded through unrolled substeps compile slowly
+    flight = jax.jit(lambda world, *args: fly(world, params, *args, 90, unroll=False))
+    args = (start, zeros, zeros, zeros, jnp.full(2, ground), jnp.full(2, 0.5), controls, jnp.ones(2, bool))
+    blocked = flight(flat.replace(terrain_gridded=jnp.asarray(True)), *args)
+    free = flight(flat.replace(terrain_gridded=jnp.asarray(False)), *args)
+    # the rise starts at cell 34's centre (x = 15.6 m): the drone stops before it, speed zeroed
+    assert np.all(np.asarray(blocked[0][:, 0]) < 18.75) and np.all(np.asarray(blocked[2]) == 0.0)
+    assert np.all(np.asarray(free[0][:, 0]) > 40.0)  # analytic: flat, it flies on past the block (9 s)
+
+
+# ----------------------------------------------------------------------------- OPC: obstacles
+def test_opc_vessel_stops_at_an_obstacle_edge_and_no_trash_lies_on_it(tmp_path):
+    from hivex_jax.envs.ocean_plastic_collection import dynamics, generator
+    from hivex_jax.envs.ocean_plastic_collection.params import PARKED
+
+    env, params = hivex_jax.make("OceanPlasticCollection-v0")
+    env = getattr(env, "unwrapped", env)
+    # an island: columns 16-19 of 32 (x in [0, 50) m over the +-200 m sea), drawn at twice the size
+    pixels = np.zeros((64, 64), np.uint8)
+    pixels[:, 32:40] = 255
+    Image.fromarray(pixels).save(tmp_path / "obstacles.png")
+    obstacles = load_world(tmp_path / "obstacles.png", env, params)["obstacles"] > 0.5
+    assert obstacles.sum() == 32 * 4 and obstacles[:, 16:20].all()
+
+    @jax.jit
+    def drive(obstacles, params):
+        """A vessel at (-50, 10) heading +x at full throttle for 150 sub-steps (one per call: fast
+        to compile)."""
+
+        def decision(carry, _):
+            pos, vel, fwd = carry
+            one = jnp.ones(1, jnp.int32)
+            pos, vel, fwd, crossed, collided = dynamics.move_vessels(
+                pos, vel, fwd, jnp.ones(1, bool), one, 0 * one, params, 1, obstacles
+            )
+            return (pos, vel, fwd), crossed | collided
+
+        start = (jnp.asarray([[-50.0, 10.0]]), jnp.zeros((1, 2)), jnp.asarray([[1.0, 0.0]]))
+        (pos, vel, _), out = jax.lax.scan(decision, start, None, length=150)
+        return pos[0], vel[0], jnp.any(out)
+
+    pos, vel, out = drive(jnp.asarray(obstacles), params)
+    assert -0.9 < float(pos[0]) < 0.0 and float(pos[1]) == 10.0  # at the edge: within a sub-step (0.8 m)
+    assert np.all(np.asarray(vel) == 0.0) and not bool(out)  # stopped, not out of the episode
+    pos, _, out = drive(jnp.zeros_like(jnp.asarray(obstacles)), params)
+    assert float(pos[0]) > 50.0 and not bool(out)  # open sea: it drives across
+
+    x, z = np.meshgrid(np.linspace(-195, 195, 40), np.linspace(-195, 195, 40))
+    px, pz = generator.park_on_obstacles(
+        jnp.asarray(x.ravel()), jnp.asarray(z.ravel()), jnp.asarray(obstacles), params
+    )
+    on_island = (x.ravel() >= 0) & (x.ravel() < 50)
+    np.testing.assert_array_equal(np.asarray(px) == PARKED, on_island)
+    np.testing.assert_array_equal(np.asarray(px)[~on_island], x.ravel()[~on_island])
+
+
+def test_bad_schedule_files_get_one_line_errors_naming_the_file(wfc, tmp_path):
+    env, params = wfc
+    np.save(tmp_path / "wind_direction_schedule.npy", np.zeros((4, 2)))
+    with pytest.raises(UserError, match="expected a 1-D series") as err:
+        load_world(tmp_path / "wind_direction_schedule.npy", env, params)
+    assert "\n" not in str(err.value) and "wind_direction_schedule.npy" in str(err.value)
+    np.save(tmp_path / "wind_direction_schedule.npy", np.full(3, 500.0))
+    with pytest.raises(UserError, match=r"within \[-100, 100\]"):
+        load_world(tmp_path / "wind_direction_schedule.npy", env, params)
+    Image.fromarray(np.zeros((4, 4), np.uint8)).save(tmp_path / "wind_direction_schedule.png")
+    with pytest.raises(UserError, match="takes a .npy"):
+        load_world(tmp_path / "wind_direction_schedule.png", env, params)

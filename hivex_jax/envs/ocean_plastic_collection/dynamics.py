@@ -34,6 +34,18 @@ def outside_sea(positions: jax.Array, params: OceanPlasticParams) -> jax.Array:
     return jnp.any(jnp.abs(positions) > params.sea_half_extent, axis=-1)
 
 
+def on_obstacle(positions: jax.Array, obstacles: jax.Array, params: OceanPlasticParams) -> jax.Array:
+    """bool[...]: `positions` f32[..., 2] (x, z) lie in an obstacle cell of `obstacles` bool[O, O]
+    (cells over the sea, row 0 north); never outside the sea."""
+    e = params.sea_half_extent
+    o = obstacles.shape[0]
+    cell = 2.0 * e / o
+    col = jnp.clip(jnp.floor((positions[..., 0] + e) / cell).astype(jnp.int32), 0, o - 1)
+    row = jnp.clip(jnp.floor((e - positions[..., 1]) / cell).astype(jnp.int32), 0, o - 1)
+    inside = jnp.all(jnp.abs(positions) <= e, axis=-1)
+    return obstacles[row, col] & inside
+
+
 def vessel_contacts(positions: jax.Array, present: jax.Array, params: OceanPlasticParams) -> jax.Array:
     """bool[A]: hulls (discs of `vessel_radius`) of two present vessels overlap (eq. 17)."""
     d2 = jnp.sum((positions[:, None, :] - positions[None, :, :]) ** 2, axis=-1)
@@ -64,12 +76,15 @@ def move_vessels(
     steer: jax.Array,
     params: OceanPlasticParams,
     substeps: int,
+    obstacles: jax.Array | None = None,
 ) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array, jax.Array]:
     """Integrate one decision (`substeps` physics sub-steps, unrolled); `forward` f32[A, 2] unit headings.
 
     Returns (positions, velocities, forward, crossed bool[A], collided bool[A]). A vessel that
     crosses the border or touches another vessel stops where it happened and takes no part in the
-    remaining sub-steps (it is out for the rest of the episode); vessels not `alive` never move.
+    remaining sub-steps (it is out for the rest of the episode); vessels not `alive` never move. A
+    sub-step that would end in an `obstacles` cell (bool[O, O], a file world's islands) is not taken:
+    the vessel stays at the edge with zero velocity, still in the episode, and may turn away.
     """
     cos, sin = turn_rotation(steer, params)
     push = (throttle == THROTTLE_ACCELERATE).astype(jnp.float32) * params.thrust
@@ -93,7 +108,13 @@ def move_vessels(
         v_side = v_side * (1.0 - params.lateral_drag)
         vx = (v_forward * fx - v_side * fz) * m
         vz = (v_forward * fz + v_side * fx) * m
-        px, pz = px + vx, pz + vz
+        if obstacles is None:
+            px, pz = px + vx, pz + vz
+        else:  # selects: without obstacles the motion is bit-identical
+            nx, nz = px + vx, pz + vz
+            blocked = moving & on_obstacle(jnp.stack([nx, nz], axis=-1), obstacles, params)
+            px, pz = jnp.where(blocked, px, nx), jnp.where(blocked, pz, nz)
+            vx, vz = jnp.where(blocked, 0.0, vx), jnp.where(blocked, 0.0, vz)
         positions = jnp.stack([px, pz], axis=-1)
         crossed = crossed | (moving & outside_sea(positions, params))
         collided = collided | (moving & vessel_contacts(positions, moving, params))

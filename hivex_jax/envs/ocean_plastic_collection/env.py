@@ -31,6 +31,7 @@ from hivex_jax.envs.ocean_plastic_collection.params import (
     GLOBAL_LOWEST_TRASH_COLLECTED,
     MAX_AGENTS,
     NEARBY_TRASH_COUNT_DELTA,
+    OBSTACLE_GRID,
     PARKED,
     RESPAWN_SLOTS,
     REWARD_TERM_NAMES,
@@ -54,6 +55,7 @@ class OceanPlasticState(EnvState):
     respawn_z: jax.Array  # f32[R]
     trash_map: generator.TrashMap
     rng_seed: jax.Array  # u32[], hash seed of this world's respawn draws
+    obstacles: jax.Array  # bool[OBSTACLE_GRID, OBSTACLE_GRID], a file world's islands (none generated)
 
 
 class OceanPlasticCollection(Environment):
@@ -150,6 +152,7 @@ class OceanPlasticCollection(Environment):
             respawn_z=respawn_z,
             trash_map=trash_map,
             rng_seed=seed,
+            obstacles=jnp.zeros((OBSTACLE_GRID, OBSTACLE_GRID), bool),  # HIVEX's sea has none
         )
         neighbours, _ = nearest_neighbour(positions, state.alive)
         ahead, starboard = local_frame(pebble_x, pebble_z, positions, forward)
@@ -166,6 +169,7 @@ class OceanPlasticCollection(Environment):
             action["discrete"][:, 1],
             params,
             self.physics_substeps,
+            state.obstacles,
         )
         # Pebbles touched along the path each vessel swept this decision.
         contact = dynamics.swept_contacts(
@@ -192,6 +196,7 @@ class OceanPlasticCollection(Environment):
             state.trash_map,
             params,
         )
+        respawn_x, respawn_z = generator.park_on_obstacles(respawn_x, respawn_z, state.obstacles, params)
         collected_total = state.collected_total + collected_count
 
         present = alive & ~crossed & ~collided

@@ -23,9 +23,11 @@ import jax.numpy as jnp
 from flax import struct
 
 from hivex_jax.core.seeding import seed_from_key
+from hivex_jax.envs.ocean_plastic_collection.dynamics import on_obstacle
 from hivex_jax.envs.ocean_plastic_collection.params import (
     BACKGROUND_LATTICE,
     MAX_HOTSPOTS,
+    PARKED,
     OceanPlasticParams,
 )
 from hivex_jax.procgen.noise import hash_uniform
@@ -162,3 +164,12 @@ def spawn_vessels(
     jitter = (4.0 * u[:2, :num_agents] - 2.0).T
     heading = 2 * jnp.pi * u[2, :num_agents]
     return centre + ring + jitter, jnp.stack([jnp.cos(heading), jnp.sin(heading)], axis=-1)
+
+
+def park_on_obstacles(
+    x: jax.Array, z: jax.Array, obstacles: jax.Array, params: OceanPlasticParams
+) -> tuple[jax.Array, jax.Array]:
+    """Trash draws (x, z f32[n]) with those landing on an obstacle cell parked (never afloat): no trash
+    on islands. A select, so without obstacles the draws are bit-identical."""
+    hit = on_obstacle(jnp.stack([x, z], axis=-1), obstacles, params)
+    return jnp.where(hit, PARKED, x), jnp.where(hit, PARKED, z)

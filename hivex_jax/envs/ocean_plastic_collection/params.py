@@ -16,6 +16,8 @@ DEFAULT_PHYSICS_SUBSTEPS = 5  # HIVEX's decision period (5000 steps / 1000 decis
 MAX_HOTSPOTS = 8  # capacity of the hot-spot table; `num_hotspots` of them are used
 BACKGROUND_LATTICE = 8  # background density lives on an 8 x 8 lattice of 50 m cells (bilinear)
 PARKED = 1.0e6  # coordinate of collected pebbles when respawn is off: far outside every view
+#: cells per side of a file world's obstacle grid over the sea (docs/worlds.md); none by default
+OBSTACLE_GRID = 32
 RESPAWN_SLOTS = 16  # fresh positions drawn per step for collected pebbles (see dynamics.respawn)
 
 TASK_NAMES = ("Plastic Collection", "Find Highest Polluted Area", "Group Up", "Avoid Plastic")

@@ -1,6 +1,10 @@
 """Ocean Plastic Collection worlds: the trash population map (hot spots + an 8 x 8 background lattice).
 
-The sea has no obstacles in HIVEX or here, so a world is its trash map. A density image is the
+HIVEX's sea has no obstacles, nor has a generated world here; a file world may add islands/rocks
+(`obstacles`, a grid over the sea; a cell more than half covered is an obstacle): vessels cannot enter
+them (a sub-step into one is not taken, the vessel stops at the edge, no penalty, still in the
+episode) and trash drawn onto them is parked (never afloat). Otherwise a world is its trash map. A
+density image is the
 background lattice (area-averaged to 8 x 8 cells; row 0 is the north edge); the hot spots take the
 share `hotspot_fraction` of the trash (EnvParams), so set `num_hotspots=0` for the image alone.
 `apply_world` puts the map into a reset state and recomputes what depends on it: the pebbles and the
@@ -15,7 +19,7 @@ import jax.numpy as jnp
 from hivex_jax.core.world_spec import ARRAY, GRID, FieldSpec
 from hivex_jax.envs.ocean_plastic_collection import generator
 from hivex_jax.envs.ocean_plastic_collection.observations import local_frame, nearest_neighbour, observe
-from hivex_jax.envs.ocean_plastic_collection.params import BACKGROUND_LATTICE, RESPAWN_SLOTS
+from hivex_jax.envs.ocean_plastic_collection.params import BACKGROUND_LATTICE, OBSTACLE_GRID, RESPAWN_SLOTS
 
 FIELDS = (
     FieldSpec("hotspot_x", ARRAY, (-2000.0, 2000.0), doc="f32[H] hot-spot centres x, metres"),
@@ -28,6 +32,15 @@ FIELDS = (
         (0.0, 1e6),
         doc=f"f32[{BACKGROUND_LATTICE}, {BACKGROUND_LATTICE}] relative background trash density per "
         "lattice cell (normalised; row 0 north); an image's grey 0..1 is the relative density",
+        image_range=(0.0, 1.0),
+    ),
+    FieldSpec(
+        "obstacles",
+        GRID,
+        (0.0, 1.0),
+        doc=f"f32[{OBSTACLE_GRID}, {OBSTACLE_GRID}] obstacle cover per cell over the sea (row 0 north; "
+        "image white = island); a cell is an obstacle where > 0.5: vessels stop at its edge, no trash "
+        "on it; none in generated worlds",
         image_range=(0.0, 1.0),
     ),
 )
@@ -44,6 +57,7 @@ def world_fields(state) -> dict[str, jax.Array]:
         "hotspot_radii": tm.hotspot_radii,
         "hotspot_weights": tm.hotspot_weights,
         "background": tm.background_weights.reshape(BACKGROUND_LATTICE, BACKGROUND_LATTICE),
+        "obstacles": state.obstacles.astype(jnp.float32),
     }
 
 
@@ -81,11 +95,21 @@ def apply_world(env, key: jax.Array, state, world: dict[str, jax.Array], params)
     """`(obs, state)`: reset `state` onto `world`'s trash map (pebbles redrawn from the world's seed)."""
     tm = trash_map(world)
     seed = state.rng_seed
+    obstacles = world["obstacles"] > 0.5
     uniforms = generator.trash_draw_uniforms(seed, jnp.uint32(generator.SALT_PEBBLES), env.num_pebbles)
-    pebble_x, pebble_z = generator.sample_trash(uniforms, tm, params)
+    pebble_x, pebble_z = generator.park_on_obstacles(
+        *generator.sample_trash(uniforms, tm, params), obstacles, params
+    )
     uniforms = generator.trash_draw_uniforms(seed, jnp.uint32(generator.SALT_RESPAWN), RESPAWN_SLOTS)
-    respawn_x, respawn_z = generator.sample_trash(uniforms, tm, params)
+    respawn_x, respawn_z = generator.park_on_obstacles(
+        *generator.sample_trash(uniforms, tm, params), obstacles, params
+    )
     state = state.replace(
-        trash_map=tm, pebble_x=pebble_x, pebble_z=pebble_z, respawn_x=respawn_x, respawn_z=respawn_z
+        trash_map=tm,
+        pebble_x=pebble_x,
+        pebble_z=pebble_z,
+        respawn_x=respawn_x,
+        respawn_z=respawn_z,
+        obstacles=obstacles,
     )
     return refresh(env, state, params)
