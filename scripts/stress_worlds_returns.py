@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from pathlib import Path
 from typing import Any
 
 import _jax_setup  # noqa: F401  (PJRT_NPROC=1 before jax starts)
@@ -114,8 +115,10 @@ def main() -> None:
         env_id, sep, run_dir = item.partition("=")
         if not sep or env_id not in BUNDLED_ENV_IDS:
             parser.error(f"--trained {item}: expected ENV_ID=RUN_DIR with ENV_ID one of {BUNDLED_ENV_IDS}")
+        if not (Path(run_dir) / "config.yaml").is_file():
+            parser.error(f"--trained {item}: {run_dir} is not a run folder (no config.yaml)")
         runs[env_id] = run_dir
-    envs = list(runs) if args.no_baselines else args.envs
+    envs = list(runs) if args.no_baselines else [*args.envs, *(e for e in runs if e not in args.envs)]
     results: dict[str, Any] = {}
     trained: dict[str, Any] = {}
     for env_id in envs:
