@@ -148,6 +148,16 @@ class ReturnScaling:
     discounted_return: jax.Array  # f32[num_envs, A], G of the step before (0 after an episode end)
 
 
+def share_rewards(reward: jax.Array, active: jax.Array, share: float) -> jax.Array:
+    """f32[..., A]: `(1 - share) r_i + share * mean of r over the active agents` of each env (last axis),
+    0 for inactive agents; share = 1 gives every agent the team's mean reward."""
+    weight = active.astype(reward.dtype)
+    team = jnp.sum(reward * weight, axis=-1, keepdims=True) / jnp.maximum(
+        jnp.sum(weight, axis=-1, keepdims=True), 1.0
+    )
+    return ((1.0 - share) * reward + share * team) * weight
+
+
 # --------------------------------------------------------------------------------------- PPO loss
 def masked_mean(x: jax.Array, mask: jax.Array) -> jax.Array:
     """Mean of `x` over entries where `mask` is set (0 if none)."""

@@ -23,6 +23,7 @@ import yaml
 
 from baselines.config_values import ConfigError, coerce_value, load_yaml, parse_overrides
 from hivex_jax.core.errors import UserError, one_line, world_seeds
+from hivex_jax.wrappers.messages import MESSAGE_OPTIONS
 
 #: the config shipped as the default of `hivex train`
 DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "configs" / "ippo_wind_farm_control.yaml"
@@ -86,6 +87,9 @@ class PPOConfig:
     # (terms not named keep the env's task weight); evaluation and "return" metrics keep the env's reward
     train_reward_weights: dict = field(default_factory=dict)
     train_reward_weights_anneal_updates: int = 0  # > 0: weights move linearly to the env's over N updates
+    # training-only: each agent's reward becomes (1 - s) r_i + s * mean of its env's active agents' r
+    # (s = 1: a team reward, e.g. so that a speaker gains from telling the truth; docs/training.md)
+    train_reward_sharing: float = 0.0
     # --- networks
     hidden_sizes: tuple = (64, 64)
     cnn_channels: tuple = ()  # conv layers over obs["visual"]; () = the image flattened into a dense layer
@@ -179,6 +183,8 @@ class PPOConfig:
                 "train_reward_weights_anneal_updates must be >= 0 (0 = constant weights); "
                 f"got {self.train_reward_weights_anneal_updates}"
             )
+        if not 0.0 <= self.train_reward_sharing <= 1.0:
+            raise ConfigError(f"train_reward_sharing must be in [0, 1]; got {self.train_reward_sharing}")
         if self.recurrent not in RECURRENT_CELLS:
             raise ConfigError(f"recurrent must be one of {RECURRENT_CELLS}; got {self.recurrent!r}")
         if self.gru_size < 1:
@@ -271,6 +277,19 @@ ALGORITHMS: dict[str, type[PPOConfig]] = {"ippo": IPPOConfig, "mappo": MAPPOConf
 
 
 # ---------------------------------------------------------------------------------------- loading
+def route_message_options(values: dict[str, Any]) -> dict[str, Any]:
+    """`values` with the message channel's top-level keys (`message_vocab=2`, `MESSAGE_OPTIONS`) moved
+    into `env_options`, where `hivex_jax.make` reads them (docs/messages.md); both spellings: refused."""
+    values = dict(values)
+    for key in MESSAGE_OPTIONS:
+        if key in values:
+            options = dict(values.get("env_options") or {})
+            if key in options:
+                raise ConfigError(f"give {key} or env_options.{key}, not both")
+            values["env_options"] = {**options, key: values.pop(key)}
+    return values
+
+
 def from_dict(values: dict[str, Any]) -> PPOConfig:
     """Build the config class named by `values["algo"]` (default ippo); unknown keys are errors."""
     values = dict(values)
@@ -280,6 +299,7 @@ def from_dict(values: dict[str, Any]) -> PPOConfig:
             f"format_version {version!r}: written by another version of hivex_jax; this one reads "
             f"format_version {FORMAT_VERSION} (use the hivex_jax version that wrote it)"
         )
+    values = route_message_options(values)
     algo = str(values.get("algo", "ippo")).lower()
     if algo not in ALGORITHMS:
         raise ConfigError(f"algo must be one of {sorted(ALGORITHMS)}; got {algo!r}")
@@ -316,7 +336,8 @@ def load_config(path: str | Path | None = None, overrides: list[str] | None = No
         raise ConfigError(f"config file {path} is not valid YAML ({problem}{where})") from exc
     if not isinstance(values, dict):
         raise ConfigError(f"{path}: a config is a YAML mapping of key: value")
-    changes = parse_overrides(list(overrides or []))
+    # Command-line message options replace the file's (`message_loss=1` on a config with env_options).
+    changes = route_message_options(parse_overrides(list(overrides or [])))
     for key, value in changes.items():
         if isinstance(value, dict) and isinstance(values.get(key), dict):
             values[key] = {**values[key], **value}

@@ -49,6 +49,7 @@ from baselines.common import (
     ppo_loss,
     rollout_metrics,
     running_stats_init,
+    share_rewards,
     shuffled_minibatches,
 )
 from baselines.config import ConfigError, PPOConfig, check_env_fit
@@ -298,6 +299,8 @@ def make_train(config: PPOConfig, env: Any = None, env_params: Any = None) -> Tr
         )(jax.random.split(k_env, num_envs), runner.env_state, action, env_params)
         if reweight:  # the training reward; info["episode"] (the "return" metrics) keeps the env's
             reward = jnp.sum(info["raw_reward_terms"] * train_reward_weights(runner.update), axis=-1)
+        if config.train_reward_sharing > 0.0:  # each agent also earns its env's mean (a team reward)
+            reward = share_rewards(reward, info["active"], config.train_reward_sharing)
         # V of where the step got before auto-reset (observation or global state): the truncation
         # bootstrap
         next_value = critic.apply(params["critic"], critic_view(params, critic_input(final_state, final_obs)))

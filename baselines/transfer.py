@@ -17,6 +17,7 @@ from typing import Any
 
 from baselines.config import PPOConfig, parse_overrides, validate_env
 from hivex_jax.core.errors import UserError
+from hivex_jax.wrappers.messages import MESSAGE_OPTIONS
 
 #: config fields that say which env a run plays (the rest are training settings)
 ENV_FIELDS = ("env_id", "task", "level", "num_agents", "env_options", "env_params")
@@ -69,7 +70,7 @@ def eval_config(config: PPOConfig, overrides: Sequence[str]) -> PPOConfig:
                 f"{key} is a training setting; an evaluation overrides only the env: task, level, "
                 "num_agents, env options and EnvParams fields (see docs/generalisation.md)"
             )
-        known = ["task", "level", "num_agents", *static, *fields]
+        known = ["task", "level", "num_agents", *static, *fields, *MESSAGE_OPTIONS]
         if fields and key not in known:
             close = difflib.get_close_matches(key, known, n=3)
             raise UserError(
@@ -106,7 +107,7 @@ def _route(
         env_params.pop(level_field, None)
     elif key == "num_agents":
         values["num_agents"] = value
-    elif key in static or (prefix == "env_options." and key not in fields):
+    elif key in static or key in MESSAGE_OPTIONS or (prefix == "env_options." and key not in fields):
         env_options[key] = value
     else:
         env_params[key] = value
