@@ -98,7 +98,10 @@ def per_seed_returns(eval_json: Path) -> dict[str, np.ndarray]:
     report = json.loads(eval_json.read_text())
     out = {}
     for policy, body in report["policies"].items():
-        per_world = np.asarray([w["return_per_seed"] for w in body["per_world"]], np.float64)  # [W, S]
+        # [W, S]; the scripted and random policies have one return per world
+        per_world = np.asarray(
+            [w.get("return_per_seed", [w["return_mean"]]) for w in body["per_world"]], np.float64
+        )
         out[policy] = per_world.mean(axis=0)
     return out
 
@@ -143,31 +146,40 @@ def message_usage(run: Path, worlds: str, seed_index: int | None = None) -> dict
     seeds = range(config.num_seeds) if seed_index is None else [seed_index]
     world_list = jnp.asarray(seed_range(worlds).astype(np.uint32))
     run_worlds = jax.jit(jax.vmap(episode, in_axes=(None, 0)))
-    counts = np.zeros((2, 2))  # [seen, symbol==1]
-    listen = np.zeros((2, 2))  # [heard 1, add]
+    rate = lambda row: float(row[1] / max(row.sum(), 1))  # noqa: E731
+    pooled = np.zeros((2, 2, 2))  # [speaker: seen, symbol 1 | listener: heard 1, add]
+    per_seed = []
     for s in seeds:
         params = jax.tree.map(lambda x, s=s: x[s], state.params)
         seen, symbol, heard, add, live = (np.asarray(x) for x in run_worlds(params, world_list))
         live_agents = np.broadcast_to(live[..., None], seen.shape)
-        for f in (0, 1):
-            for m in (0, 1):
-                counts[f, m] += np.sum(live_agents & (seen == bool(f)) & ((symbol == 1) == bool(m)))
         received = heard.sum(-1) > 0  # [W, T, A, K]
         heard_one = heard[..., 1] > 0
         live_slots = np.broadcast_to(live[..., None, None], received.shape) & received
-        for h in (0, 1):
-            for a in (0, 1):
-                listen[h, a] += np.sum(live_slots & (heard_one == bool(h)) & (add == bool(a)))
-    rate = lambda row: float(row[1] / max(row.sum(), 1))  # noqa: E731
+        counts = np.zeros((2, 2, 2))
+        for x in (0, 1):
+            for y in (0, 1):
+                counts[0, x, y] = np.sum(live_agents & (seen == bool(x)) & ((symbol == 1) == bool(y)))
+                counts[1, x, y] = np.sum(live_slots & (heard_one == bool(x)) & (add == bool(y)))
+        pooled += counts
+        per_seed.append(
+            {
+                "p_symbol1_given_fire_seen": rate(counts[0, 1]),
+                "p_symbol1_given_no_fire": rate(counts[0, 0]),
+                "p_add_given_heard1": rate(counts[1, 1]),
+                "p_add_given_heard0": rate(counts[1, 0]),
+            }
+        )
     return {
-        "p_symbol1_given_fire_seen": rate(counts[1]),
-        "p_symbol1_given_no_fire": rate(counts[0]),
-        "steps_fire_seen": int(counts[1].sum()),
-        "steps_no_fire": int(counts[0].sum()),
-        "p_add_given_heard1": rate(listen[1]),
-        "p_add_given_heard0": rate(listen[0]),
-        "heard1": int(listen[1].sum()),
-        "heard0": int(listen[0].sum()),
+        "p_symbol1_given_fire_seen": rate(pooled[0, 1]),
+        "p_symbol1_given_no_fire": rate(pooled[0, 0]),
+        "steps_fire_seen": int(pooled[0, 1].sum()),
+        "steps_no_fire": int(pooled[0, 0].sum()),
+        "p_add_given_heard1": rate(pooled[1, 1]),
+        "p_add_given_heard0": rate(pooled[1, 0]),
+        "heard1": int(pooled[1, 1].sum()),
+        "heard0": int(pooled[1, 0].sum()),
+        "per_seed": per_seed,
     }
 
 
@@ -301,7 +313,13 @@ def markdown(result: dict) -> str:
             f"to a neighbour with P = {usage['p_add_given_heard1']:.3f} after hearing 1 ({usage['heard1']}) "
             f"vs "
             f"{usage['p_add_given_heard0']:.3f} after hearing 0 ({usage['heard0']}).",
+            "",
+            "| seed | P(1 given fire seen) | P(1 given none) | P(add given heard 1) | P(add given heard 0) |",
+            "|---|---|---|---|---|",
         ]
+        for i, row in enumerate(usage["per_seed"]):
+            values = " | ".join(f"{v:.3f}" for v in row.values())
+            lines.append(f"| {i} | {values} |")
     return "\n".join(lines) + "\n"
 
 
