@@ -116,7 +116,7 @@ def test_wfc_wind_schedule_sets_the_farm_wind_direction(wfc, tmp_path):
 def test_dbr_flat_terrain_image_gives_flat_ground(tmp_path):
     from hivex_jax.envs.drone_based_reforestation import generator
 
-    env, params = hivex_jax.make("DroneBasedReforestation-v0", num_agents=2)
+    env, params = hivex_jax.make("DroneBasedReforestation-v0", num_agents=2, terrain_grid=True)
     env = getattr(env, "unwrapped", env)
     Image.fromarray(np.full((30, 50), 128, np.uint8)).save(tmp_path / "terrain_grid.png")  # any size
     world = load_world(tmp_path / "terrain_grid.png", env, params)
@@ -131,6 +131,14 @@ def test_dbr_flat_terrain_image_gives_flat_ground(tmp_path):
     np.testing.assert_allclose(
         np.asarray(generator.terrain_shape(state.world, points, params)), shape, rtol=1e-6
     )
+
+
+def test_dbr_terrain_grid_needs_the_static_option(tmp_path):
+    env, params = hivex_jax.make("DroneBasedReforestation-v0")
+    Image.fromarray(np.full((8, 8), 128, np.uint8)).save(tmp_path / "terrain_grid.png")
+    with pytest.raises(UserError, match="terrain_grid=True") as err:
+        load_world(tmp_path / "terrain_grid.png", getattr(env, "unwrapped", env), params)
+    assert "\n" not in str(err.value) and "terrain_grid.png" in str(err.value)
 
 
 def test_dbr_raised_block_in_the_grid_stops_the_drone():

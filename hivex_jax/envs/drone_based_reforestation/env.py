@@ -129,7 +129,8 @@ class Exploration(NamedTuple):
 class DroneBasedReforestation(Environment):
     """Drone-Based Reforestation. Static options: `num_agents` (1, 2, 3, 6, 9, 12), `camera_size`
     (16 or 32), `physics_substeps` (5), `max_forest_patches` (16), `max_planted_trees` (32),
-    `render_size`."""
+    `render_size`, `terrain_grid` (False; True: worlds may carry a gridded terrain from a file,
+    docs/worlds.md; grid lookups in flight and camera)."""
 
     env_id = "DroneBasedReforestation-v0"
     reward_term_names = REWARD_TERM_NAMES
@@ -145,6 +146,7 @@ class DroneBasedReforestation(Environment):
         "max_forest_patches",
         "max_planted_trees",
         "render_size",
+        "terrain_grid",
     )
     continuous_dims = 3  # throttle, steer, up/down
     discrete_branches = (2,)  # 0 no-op, 1 drop seed
@@ -159,6 +161,7 @@ class DroneBasedReforestation(Environment):
         max_forest_patches: int = 16,
         max_planted_trees: int = 32,
         render_size: int = 128,
+        terrain_grid: bool = False,
     ):
         if num_agents not in SUPPORTED_AGENT_COUNTS:
             raise ValueError(
@@ -180,6 +183,7 @@ class DroneBasedReforestation(Environment):
         self.max_forest_patches = max_forest_patches
         self.max_planted_trees = max_planted_trees
         self.render_size = render_size
+        self.terrain_grid = bool(terrain_grid)
 
     def default_params(self) -> DroneParams:
         return DroneParams()
@@ -220,7 +224,7 @@ class DroneBasedReforestation(Environment):
 
     def reset_env(self, key: jax.Array, params: DroneParams):
         a = self.num_agents
-        world = generator.generate_world(key, params, self.max_forest_patches)
+        world = generator.generate_world(key, params, self.max_forest_patches, self.terrain_grid)
         yaw = 2.0 * jnp.pi * generator.spawn_uniforms(key, a)[0]
         start = generator.spawn_drones(key, world, params, a)
         zeros = jnp.zeros(a, jnp.float32)

@@ -16,10 +16,13 @@ lakes, a station; §2.3, generators NOT FOUND). Ours is analytic, so that a worl
   `station_forest_clearance` away from the station (so distances to the closest tree are exact);
 * the station on dry land within `station_max_offset` of the arena centre.
 
-A file world may replace the analytic shape by a gridded one (`World.terrain_grid`, TERRAIN_GRID x
-TERRAIN_GRID cells over the arena, bilinear between cell centres, clamped at the edges) while
-`World.terrain_gridded` is set; `terrain_shape` is the one function every reader of the terrain calls
-(flight, station, spawn, forest placement, camera, picture), so both kinds serve all of them.
+With the env's static option `terrain_grid`, a file world may replace the analytic shape by a gridded
+one (`World.terrain_grid`, TERRAIN_GRID x TERRAIN_GRID cells over the arena, bilinear between cell
+centres, clamped at the edges) while `World.terrain_gridded` is set (without the option both are None
+and no grid code is compiled: the default env's program is unchanged; the lookups cost ~5x on a step
+without observations, within noise with the camera, docs/worlds.md);
+`terrain_shape` is the one function every reader of the terrain calls (flight, station, spawn, forest
+placement, picture; the camera selects the same grid), so both kinds serve all of them.
 
 With mode 1 the world's shape does not depend on the level (a level only scales elevation); with mode 0
 the same hash draws give the same wave directions and phases at every level, only their wavelength scales.
@@ -61,8 +64,9 @@ class World:
     forest_radii: jax.Array  # f32[N]; ABSENT_RADIUS for unused patches
     station_xz: jax.Array  # f32[2]
     station: jax.Array  # f32[3] (x, y, z): the station's hover point, where drones spawn and charge
-    terrain_grid: jax.Array  # f32[TERRAIN_GRID, TERRAIN_GRID] a file world's terrain shape (row 0 north)
-    terrain_gridded: jax.Array  # bool[], use `terrain_grid` instead of the plane waves
+    # f32[TERRAIN_GRID, TERRAIN_GRID] a file world's terrain shape (row 0 north); None: analytic only
+    terrain_grid: jax.Array | None = None
+    terrain_gridded: jax.Array | None = None  # bool[], use `terrain_grid` instead of the plane waves
 
 
 def level_amplitude(params: DroneParams) -> jax.Array:
@@ -103,7 +107,9 @@ def grid_shape(grid: jax.Array, points: jax.Array, half_extent: jax.Array) -> ja
 
 def select_shape(world: World, analytic: jax.Array, points: jax.Array, params: DroneParams) -> jax.Array:
     """The world's terrain shape at `points` given the analytic one there: the grid's where gridded (a
-    select, so the analytic terrain stays bit-identical)."""
+    select, so the analytic terrain stays bit-identical); the analytic one when the world has no grid."""
+    if world.terrain_grid is None:
+        return analytic
     gridded = grid_shape(world.terrain_grid, points, params.arena_half_extent)
     return jnp.where(world.terrain_gridded, gridded, analytic)
 
@@ -144,8 +150,11 @@ def spawn_uniforms(key: jax.Array, num_agents: int) -> jax.Array:
     return hashed_uniform(world_noise_seed(key), _S_SPAWN, (4, num_agents))
 
 
-def generate_world(key: jax.Array, params: DroneParams, max_forest_patches: int) -> World:
-    """Draw a world from `key` (all randomness from one 32-bit seed and integer hashing)."""
+def generate_world(
+    key: jax.Array, params: DroneParams, max_forest_patches: int, gridded: bool = False
+) -> World:
+    """Draw a world from `key` (all randomness from one 32-bit seed and integer hashing); `gridded`
+    (static): the world carries an (unused) terrain grid a file world may fill."""
     seed = world_noise_seed(key)
     e = params.arena_half_extent
     waves, phases = random_plane_waves(seed, _S_TERRAIN, TERRAIN_WAVES, level_length_scale(params))
@@ -156,8 +165,8 @@ def generate_world(key: jax.Array, params: DroneParams, max_forest_patches: int)
         forest_radii=jnp.zeros((max_forest_patches,)),
         station_xz=jnp.zeros(2),
         station=jnp.zeros(3),
-        terrain_grid=jnp.zeros((TERRAIN_GRID, TERRAIN_GRID), jnp.float32),  # generated: analytic
-        terrain_gridded=jnp.asarray(False),
+        terrain_grid=jnp.zeros((TERRAIN_GRID, TERRAIN_GRID), jnp.float32) if gridded else None,
+        terrain_gridded=jnp.asarray(False) if gridded else None,  # generated: analytic
     )
 
     # Station: the first candidate on dry land (candidate 0 if there is none).
