@@ -323,6 +323,51 @@ def markdown(result: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def plot_usage(results: dict[str, Path], path: Path) -> None:
+    """Per seed of each labelled demo (`{label: messages_demo.json}`): P(symbol 1 | the speaker sees fire)
+    vs P(symbol 1 | it sees none), and P(listener adds | heard 1) vs P(adds | heard 0), as one PNG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(8, 3.2), dpi=80)
+    pairs = (
+        (
+            "p_symbol1_given_fire_seen",
+            "p_symbol1_given_no_fire",
+            "speaker: P(symbol 1)",
+            "sees fire",
+            "sees none",
+        ),
+        (
+            "p_add_given_heard1",
+            "p_add_given_heard0",
+            "listener: P(add to that neighbour)",
+            "heard 1",
+            "heard 0",
+        ),
+    )
+    for ax, (yes, no, title, yes_label, no_label) in zip(axes, pairs, strict=True):
+        x = 0
+        ticks, labels = [], []
+        for label, json_path in results.items():
+            for i, row in enumerate(json.loads(Path(json_path).read_text())["message_usage"]["per_seed"]):
+                ax.bar(x - 0.2, row[yes], 0.4, color="tab:red", label=yes_label if x == 0 else None)
+                ax.bar(x + 0.2, row[no], 0.4, color="tab:grey", label=no_label if x == 0 else None)
+                ticks.append(x)
+                labels.append(f"{label}\ns{i}")
+                x += 1
+            x += 0.5
+        ax.set_xticks(ticks, labels, fontsize=7)
+        ax.set_ylim(0, 1.3)
+        ax.set_title(title, fontsize=9)
+        ax.legend(fontsize=7, loc="upper right", ncol=2)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--out-dir", default="runs/messages_demo")
@@ -332,8 +377,18 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--conditions", default="no_messages,messages,lossy")
     p.add_argument("--table", action="store_true", help="only tabulate finished runs")
     p.add_argument("--headroom", action="store_true", help="only the state-reading controllers' returns")
+    p.add_argument(
+        "--plot",
+        nargs=2,
+        metavar=("PNG", "LABEL=JSON,..."),
+        help="only draw the per-seed message statistics of finished demos (their messages_demo.json)",
+    )
     p.add_argument("overrides", nargs="*", help="extra key=value for every condition's config")
     args = p.parse_args(argv)
+    if args.plot:
+        png, specs = args.plot
+        plot_usage(dict(spec.split("=", 1) for spec in specs.split(",")), Path(png))
+        return 0
     if args.headroom:
         print(json.dumps(headroom(args.worlds, args.overrides)))
         return 0
