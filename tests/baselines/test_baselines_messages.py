@@ -42,6 +42,8 @@ def test_message_keys_are_forwarded_into_env_options(tmp_path):
     path = _write(tmp_path, env_options={"message_vocab": 2, "message_noise": 0.1})
     config = load_config(path, ["message_vocab=3"])
     assert config.env_options == {"message_vocab": 3, "message_noise": 0.1}
+    env, params = make_env(load_config(path, ["message_vocab=null", "message_noise=null"]))  # channel off
+    assert env.observation_space(params)["vector"].shape == (3, 6) and env.discrete_branches == (2, 3)
     with pytest.raises(ConfigError, match="message_vocab or env_options.message_vocab"):
         from_dict({**TINY_CONFIG, "message_vocab": 2, "env_options": {"message_vocab": 2}})
     # the env the trainer builds hears the 2 other agents: 2 one-hot slots of 3 at the end of `vector`
