@@ -181,7 +181,7 @@ def test_opc_vessel_stops_at_an_obstacle_edge_and_no_trash_lies_on_it(tmp_path):
     from hivex_jax.envs.ocean_plastic_collection import dynamics, generator
     from hivex_jax.envs.ocean_plastic_collection.params import PARKED
 
-    env, params = hivex_jax.make("OceanPlasticCollection-v0")
+    env, params = hivex_jax.make("OceanPlasticCollection-v0", obstacles=True)
     env = getattr(env, "unwrapped", env)
     # an island: columns 16-19 of 32 (x in [0, 50) m over the +-200 m sea), drawn at twice the size
     pixels = np.zeros((64, 64), np.uint8)
@@ -189,6 +189,10 @@ def test_opc_vessel_stops_at_an_obstacle_edge_and_no_trash_lies_on_it(tmp_path):
     Image.fromarray(pixels).save(tmp_path / "obstacles.png")
     obstacles = load_world(tmp_path / "obstacles.png", env, params)["obstacles"] > 0.5
     assert obstacles.sum() == 32 * 4 and obstacles[:, 16:20].all()
+    plain = hivex_jax.make("OceanPlasticCollection-v0")[0]
+    with pytest.raises(UserError, match="obstacles=True") as err:  # the env made without the option
+        load_world(tmp_path / "obstacles.png", getattr(plain, "unwrapped", plain), params)
+    assert "\n" not in str(err.value) and "obstacles.png" in str(err.value)
 
     @jax.jit
     def drive(obstacles, params):

@@ -55,14 +55,16 @@ class OceanPlasticState(EnvState):
     respawn_z: jax.Array  # f32[R]
     trash_map: generator.TrashMap
     rng_seed: jax.Array  # u32[], hash seed of this world's respawn draws
-    obstacles: jax.Array  # bool[OBSTACLE_GRID, OBSTACLE_GRID], a file world's islands (none generated)
+    # bool[OBSTACLE_GRID, OBSTACLE_GRID] a file world's islands (none generated); None without the option
+    obstacles: jax.Array | None
 
 
 class OceanPlasticCollection(Environment):
     """Ocean Plastic Collection.
 
     Static options: `num_agents` (3 in HIVEX; 1..16), `num_pebbles` (capacity of the pebble array,
-    256), `physics_substeps` (5 = HIVEX's decision period), `render_size` (pixels).
+    256), `physics_substeps` (5 = HIVEX's decision period), `render_size` (pixels), `obstacles` (False;
+    True: worlds may carry a file's obstacle grid, docs/worlds.md; off, no obstacle code is compiled).
     """
 
     env_id = "OceanPlasticCollection-v0"
@@ -77,6 +79,7 @@ class OceanPlasticCollection(Environment):
         "num_pebbles",
         "physics_substeps",
         "render_size",
+        "obstacles",
     )
     discrete_branches = (2, 3)  # throttle {no-op, accelerate}, steer {no-op, right, left}
     #: the package's scripted controller, `scripted_policy(obs, params) -> action` (heuristics.py)
@@ -88,6 +91,7 @@ class OceanPlasticCollection(Environment):
         num_pebbles: int = DEFAULT_NUM_PEBBLES,
         physics_substeps: int = DEFAULT_PHYSICS_SUBSTEPS,
         render_size: int = 256,
+        obstacles: bool = False,
     ):
         if not 1 <= num_agents <= MAX_AGENTS:
             raise ValueError(
@@ -103,6 +107,7 @@ class OceanPlasticCollection(Environment):
         self.num_agents = num_agents
         self.num_pebbles = num_pebbles
         self.physics_substeps = physics_substeps
+        self.obstacles = bool(obstacles)
         self.render_size = render_size
 
     def default_params(self) -> OceanPlasticParams:
@@ -152,7 +157,8 @@ class OceanPlasticCollection(Environment):
             respawn_z=respawn_z,
             trash_map=trash_map,
             rng_seed=seed,
-            obstacles=jnp.zeros((OBSTACLE_GRID, OBSTACLE_GRID), bool),  # HIVEX's sea has none
+            # HIVEX's sea has none; None: the obstacle code is not compiled (it tripled the step time)
+            obstacles=jnp.zeros((OBSTACLE_GRID, OBSTACLE_GRID), bool) if self.obstacles else None,
         )
         neighbours, _ = nearest_neighbour(positions, state.alive)
         ahead, starboard = local_frame(pebble_x, pebble_z, positions, forward)
@@ -196,7 +202,8 @@ class OceanPlasticCollection(Environment):
             state.trash_map,
             params,
         )
-        respawn_x, respawn_z = generator.park_on_obstacles(respawn_x, respawn_z, state.obstacles, params)
+        if state.obstacles is not None:
+            respawn_x, respawn_z = generator.park_on_obstacles(respawn_x, respawn_z, state.obstacles, params)
         collected_total = state.collected_total + collected_count
 
         present = alive & ~crossed & ~collided

@@ -167,9 +167,11 @@ def spawn_vessels(
 
 
 def park_on_obstacles(
-    x: jax.Array, z: jax.Array, obstacles: jax.Array, params: OceanPlasticParams
+    x: jax.Array, z: jax.Array, obstacles: jax.Array | None, params: OceanPlasticParams
 ) -> tuple[jax.Array, jax.Array]:
     """Trash draws (x, z f32[n]) with those landing on an obstacle cell parked (never afloat): no trash
-    on islands. A select, so without obstacles the draws are bit-identical."""
+    on islands. A select, so without obstacles the draws are bit-identical; `obstacles` None: unchanged."""
+    if obstacles is None:
+        return x, z
     hit = on_obstacle(jnp.stack([x, z], axis=-1), obstacles, params)
     return jnp.where(hit, PARKED, x), jnp.where(hit, PARKED, z)

@@ -1,7 +1,8 @@
 """Ocean Plastic Collection worlds: the trash population map (hot spots + an 8 x 8 background lattice).
 
 HIVEX's sea has no obstacles, nor has a generated world here; a file world may add islands/rocks
-(`obstacles`, a grid over the sea; a cell more than half covered is an obstacle): vessels cannot enter
+(`obstacles`, a grid over the sea; a cell more than half covered is an obstacle; the env needs the
+static option `obstacles=True`, else such a file is refused): vessels cannot enter
 them (a sub-step into one is not taken, the vessel stops at the edge, no penalty, still in the
 episode) and trash drawn onto them is parked (never afloat). Otherwise a world is its trash map. A
 density image is the
@@ -15,7 +16,9 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
+from hivex_jax.core.errors import UserError
 from hivex_jax.core.world_spec import ARRAY, GRID, FieldSpec
 from hivex_jax.envs.ocean_plastic_collection import generator
 from hivex_jax.envs.ocean_plastic_collection.observations import local_frame, nearest_neighbour, observe
@@ -57,7 +60,11 @@ def world_fields(state) -> dict[str, jax.Array]:
         "hotspot_radii": tm.hotspot_radii,
         "hotspot_weights": tm.hotspot_weights,
         "background": tm.background_weights.reshape(BACKGROUND_LATTICE, BACKGROUND_LATTICE),
-        "obstacles": state.obstacles.astype(jnp.float32),
+        "obstacles": (
+            jnp.zeros((OBSTACLE_GRID, OBSTACLE_GRID), jnp.float32)
+            if state.obstacles is None
+            else state.obstacles.astype(jnp.float32)
+        ),
     }
 
 
@@ -91,11 +98,21 @@ def refresh(env, state, params):
     return observe(state.positions, state.forward, neighbours, ahead, starboard, params), state
 
 
+def complete_world(env, params, world: dict[str, np.ndarray], where: str) -> dict[str, np.ndarray]:
+    """A loaded world, refused if it has obstacles and the env was made without `obstacles=True`."""
+    if "obstacles" in world and np.any(world["obstacles"] > 0.5) and not env.obstacles:
+        raise UserError(
+            f"{where}: obstacles need {env.env_id} made with obstacles=True "
+            "(hivex_jax.make(..., obstacles=True) or env_options.obstacles=true)"
+        )
+    return world
+
+
 def apply_world(env, key: jax.Array, state, world: dict[str, jax.Array], params):
     """`(obs, state)`: reset `state` onto `world`'s trash map (pebbles redrawn from the world's seed)."""
     tm = trash_map(world)
     seed = state.rng_seed
-    obstacles = world["obstacles"] > 0.5
+    obstacles = None if state.obstacles is None else world["obstacles"] > 0.5
     uniforms = generator.trash_draw_uniforms(seed, jnp.uint32(generator.SALT_PEBBLES), env.num_pebbles)
     pebble_x, pebble_z = generator.park_on_obstacles(
         *generator.sample_trash(uniforms, tm, params), obstacles, params
