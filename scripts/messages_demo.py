@@ -359,7 +359,7 @@ def plot_usage(results: dict[str, Path], path: Path) -> None:
                 labels.append(f"{label}\ns{i}")
                 x += 1
             x += 0.5
-        ax.set_xticks(ticks, labels, fontsize=7)
+        ax.set_xticks(ticks, labels, fontsize=6)
         ax.set_ylim(0, 1.3)
         ax.set_title(title, fontsize=9)
         ax.legend(fontsize=7, loc="upper right", ncol=2)
