@@ -40,6 +40,8 @@ KNOWN_UPWARD: set[tuple[str, str]] = {
     # make(id, world_files=..., stress_worlds=...) wraps the env it builds (a lazy import inside make);
     # the wrappers live above the envs, and the definitions the envs need are in core/world_spec.py
     ("hivex_jax.core.registry", "hivex_jax.worlds.wrapper"),
+    # make(id, message_vocab=... / message_dims=...) wraps the env in the message channel, the same way
+    ("hivex_jax.core.registry", "hivex_jax.wrappers.messages"),
 }
 
 
