@@ -25,6 +25,7 @@ import jax.numpy as jnp
 import orbax.checkpoint as ocp
 
 import hivex_jax
+from hivex_jax.core.errors import UserError
 
 CHECKPOINT_DIR = "checkpoints"
 
@@ -132,13 +133,27 @@ def restore(run_dir: str | Path, abstract_state: Any, step: int | None = None) -
     step = manager.latest_step() if step is None else step
     if step is None:
         raise FileNotFoundError(f"no checkpoint under {Path(run_dir) / CHECKPOINT_DIR}")
-    restored = manager.restore(
-        step,
-        args=ocp.args.Composite(
-            state=ocp.args.StandardRestore(_nonempty_leaves(abstract_state)), meta=ocp.args.JsonRestore()
-        ),
-    )
-    manager.close()
+    try:
+        restored = manager.restore(
+            step,
+            args=ocp.args.Composite(
+                state=ocp.args.StandardRestore(_nonempty_leaves(abstract_state)),
+                meta=ocp.args.JsonRestore(),
+            ),
+        )
+    except ValueError as error:
+        if "tree structures do not match" not in str(error):
+            raise
+        # A state with other arrays than this version builds: e.g. an env whose state gained or lost a
+        # field since the run was written. One line instead of orbax's tree dump.
+        expected = len(_nonempty_leaves(abstract_state))
+        raise UserError(
+            f"{Path(run_dir) / CHECKPOINT_DIR / str(step)}: the saved training state does not have the "
+            f"{expected} arrays this version of hivex_jax builds for the run's config (it was written by "
+            "another version of the env or trainer); evaluate it with that version, or train it again"
+        ) from None
+    finally:
+        manager.close()
     leaves, treedef = jax.tree.flatten(abstract_state)
     saved = restored["state"]
     state = jax.tree.unflatten(
