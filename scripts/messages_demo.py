@@ -95,15 +95,10 @@ def zero_shot_lossy(run: Path, worlds: str) -> Path:
 
 def per_seed_returns(eval_json: Path) -> dict[str, np.ndarray]:
     """`{policy: f64[seeds]}`: each seed's mean return over the worlds (per-agent mean)."""
+    from hivex_jax.eval.aggregate import policy_scores  # [runs, worlds]; scripted/random: one run
+
     report = json.loads(eval_json.read_text())
-    out = {}
-    for policy, body in report["policies"].items():
-        # [W, S]; the scripted and random policies have one return per world
-        per_world = np.asarray(
-            [w.get("return_per_seed", [w["return_mean"]]) for w in body["per_world"]], np.float64
-        )
-        out[policy] = per_world.mean(axis=0)
-    return out
+    return {policy: policy_scores(report, policy).mean(axis=1) for policy in report["policies"]}
 
 
 def message_usage(run: Path, worlds: str, seed_index: int | None = None) -> dict[str, float]:

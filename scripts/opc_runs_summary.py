@@ -23,17 +23,15 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run as a file: import the package from this checkout
     sys.path.insert(0, str(ROOT))
 
+from hivex_jax.eval.aggregate import policy_scores  # noqa: E402
 from hivex_jax.eval.stats import mean_ci95  # noqa: E402
 
 POLICIES = ("greedy", "stochastic", "scripted", "random")
 
 
-def _per_seed(per_world: list[dict], stat: str | None) -> np.ndarray:
-    """f64[seeds]: the mean over worlds of the return (stat None) or of one per-vessel statistic."""
-    if stat is None:
-        values = [w["return_per_seed"] if "return_per_seed" in w else [w["return_mean"]] for w in per_world]
-    else:
-        values = [np.atleast_1d(w["stats"][stat]) for w in per_world]
+def _per_seed(per_world: list[dict], stat: str) -> np.ndarray:
+    """f64[seeds]: the mean over worlds of one per-vessel statistic."""
+    values = [np.atleast_1d(w["stats"][stat]) for w in per_world]
     return np.asarray(values, dtype=np.float64).mean(axis=0)
 
 
@@ -41,13 +39,13 @@ def run_rows(run_dir: Path) -> list[str]:
     """Markdown rows of one finished run (needs eval.json)."""
     results = json.loads((run_dir / "eval.json").read_text())
     policies = results["policies"]
-    scripted = float(_per_seed(policies["scripted"]["per_world"], None).mean())
+    scripted = float(policy_scores(results, "scripted").mean())
     rows = []
     for policy in POLICIES:
         per_world = policies[policy]["per_world"]
-        returns = _per_seed(per_world, None)
-        ret, ret_ci = mean_ci95(returns) if len(returns) > 1 else (returns[0], 0.0)
-        frac, frac_ci = mean_ci95(returns / scripted) if len(returns) > 1 else (returns[0] / scripted, 0.0)
+        returns = policy_scores(results, policy).mean(axis=1)  # f64[seeds]
+        ret, ret_ci = mean_ci95(returns)  # half-width 0 for one seed
+        frac, frac_ci = mean_ci95(returns / scripted)
         pebbles = _per_seed(per_world, "pebbles_collected").mean()
         crossed = _per_seed(per_world, "border_crossings").mean()
         collided = _per_seed(per_world, "vessel_collisions").mean()
