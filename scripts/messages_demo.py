@@ -19,7 +19,8 @@ and P(symbol 1 | it sees none), and how the listeners answer (P(add to a neighbo
     python scripts/messages_demo.py --out-dir /tmp/runs_demo --table    # only the table from finished runs
 
 Resumable: a condition whose run folder has eval.json is not trained again; a run folder without one
-is continued with `hivex train --resume`. Writes OUT_DIR/messages_demo.json and messages_demo.md.
+is continued with `hivex train --resume`. Writes OUT_DIR/messages_demo.json, messages_demo.md and
+messages_demo.png (each condition's returns per seed, mean and CI).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import json
 import os
 import subprocess
 import sys
+import textwrap
 import time
 from pathlib import Path
 
@@ -180,7 +182,8 @@ def message_usage(run: Path, worlds: str, seed_index: int | None = None) -> dict
 
 def headroom(worlds: str, overrides: list[str]) -> dict[str, float]:
     """Returns (per-agent mean over `worlds`) of three controllers that read the state, on the demo's env
-    without messages: `even` (the scripted controller: everything to the 3 neighbours), `to_fire_seen`
+    without messages: `even` (the scripted controller: add to all 3 neighbours; with resource_step 1 the
+    whole budget goes to the first), `to_fire_seen`
     (add to the neighbours that see fire, remove from the others; all neighbours if none does: what one
     honest bit per neighbour allows) and `to_best_p` (add only to the neighbour with the highest current
     performance p). What a channel could gain over the even split."""
@@ -286,9 +289,9 @@ def markdown(result: dict) -> str:
     first = next(iter(result["conditions"].values()), {})
     if "scripted" in first:
         lines.append(
-            f"| scripted (all to neighbours, evenly) | {first['scripted']['mean']:.1f} | | |"
+            f"| scripted (adds to every neighbour) | {first['scripted']['mean']:.1f} | | |"
             if "random" not in first
-            else f"| scripted (all to neighbours, evenly) / random | {first['scripted']['mean']:.1f} / "
+            else f"| scripted (adds to every neighbour) / random | {first['scripted']['mean']:.1f} / "
             f"{first['random']['mean']:.1f} | | |"
         )
     if result["differences"]:
@@ -363,6 +366,45 @@ def plot_usage(results: dict[str, Path], path: Path) -> None:
     plt.close(fig)
 
 
+def plot_returns(result: dict, path: Path) -> None:
+    """Each condition's held-out return per training seed (dots) with its mean and 95% CI over seeds
+    (bar), greedy and stochastic side by side, against the scripted and random controllers."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    conditions = result["conditions"]
+    fig, ax = plt.subplots(figsize=(7, 3.4), dpi=80)
+    for i, body in enumerate(conditions.values()):
+        for shift, policy, colour in ((-0.18, "greedy", "tab:blue"), (0.18, "stochastic", "tab:orange")):
+            row = body[policy]
+            ax.errorbar(
+                i + shift,
+                row["mean"],
+                yerr=row["ci95"],
+                fmt="s",
+                color=colour,
+                capsize=4,
+                label=policy if i == 0 else None,
+            )
+            ax.scatter(
+                np.full(len(row["per_seed"]), i + shift + 0.07), row["per_seed"], s=9, color=colour, alpha=0.5
+            )
+    first = next(iter(conditions.values()))
+    for policy, style in (("scripted", "--"), ("random", ":")):
+        if policy in first:
+            ax.axhline(first[policy]["mean"], color="grey", ls=style, lw=1, label=policy)
+    ax.set_xticks(
+        range(len(conditions)), [textwrap.fill(LABELS[name], 20) for name in conditions], fontsize=7
+    )
+    ax.set_ylabel("held-out return (per-agent mean)", fontsize=8)
+    ax.legend(fontsize=7, ncol=2, loc="upper left")
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--out-dir", default="runs/messages_demo")
@@ -400,6 +442,8 @@ def main(argv: list[str] | None = None) -> int:
     (out_dir / "messages_demo.json").write_text(json.dumps(result, indent=1))
     text = markdown(result)
     (out_dir / "messages_demo.md").write_text(text)
+    if result["conditions"]:
+        plot_returns(result, out_dir / "messages_demo.png")
     print(text)
     return 0
 
