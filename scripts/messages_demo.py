@@ -20,7 +20,7 @@ and P(symbol 1 | it sees none), and how the listeners answer (P(add to a neighbo
 
 Resumable: a condition whose run folder has eval.json is not trained again; a run folder without one
 is continued with `hivex train --resume`. Writes OUT_DIR/messages_demo.json, messages_demo.md and
-messages_demo.png (each condition's returns per seed, mean and CI).
+messages_demo.png (each condition's returns, mean and 95% CI over seeds).
 """
 
 from __future__ import annotations
@@ -30,7 +30,6 @@ import json
 import os
 import subprocess
 import sys
-import textwrap
 import time
 from pathlib import Path
 
@@ -367,42 +366,25 @@ def plot_usage(results: dict[str, Path], path: Path) -> None:
 
 
 def plot_returns(result: dict, path: Path) -> None:
-    """Each condition's held-out return per training seed (dots) with its mean and 95% CI over seeds
-    (bar), greedy and stochastic side by side, against the scripted and random controllers."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    """Each condition's held-out return, greedy and stochastic, mean and 95% CI over seeds, beside the
+    scripted and random controllers (the same on every condition's worlds): `hivex_jax.eval.plots`'s
+    sweep summary, one row per condition."""
+    from hivex_jax.eval.plots import sweep_summary
 
     conditions = result["conditions"]
-    fig, ax = plt.subplots(figsize=(7, 3.4), dpi=80)
-    for i, body in enumerate(conditions.values()):
-        for shift, policy, colour in ((-0.18, "greedy", "tab:blue"), (0.18, "stochastic", "tab:orange")):
-            row = body[policy]
-            ax.errorbar(
-                i + shift,
-                row["mean"],
-                yerr=row["ci95"],
-                fmt="s",
-                color=colour,
-                capsize=4,
-                label=policy if i == 0 else None,
-            )
-            ax.scatter(
-                np.full(len(row["per_seed"]), i + shift + 0.07), row["per_seed"], s=9, color=colour, alpha=0.5
-            )
-    first = next(iter(conditions.values()))
-    for policy, style in (("scripted", "--"), ("random", ":")):
-        if policy in first:
-            ax.axhline(first[policy]["mean"], color="grey", ls=style, lw=1, label=policy)
-    ax.set_xticks(
-        range(len(conditions)), [textwrap.fill(LABELS[name], 20) for name in conditions], fontsize=7
-    )
-    ax.set_ylabel("held-out return (per-agent mean)", fontsize=8)
-    ax.legend(fontsize=7, ncol=2, loc="upper left")
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    baselines = {k: v for k, v in next(iter(conditions.values())).items() if k in ("scripted", "random")}
+    rows = [
+        {
+            "combination": LABELS[name],
+            **{
+                policy: {**body[policy], "num_seeds": len(body[policy]["per_seed"])}
+                for policy in ("greedy", "stochastic")
+            },
+            **baselines,
+        }
+        for name, body in conditions.items()
+    ]
+    sweep_summary(path, rows)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -159,9 +159,8 @@ def camera(
         station_d = jnp.sqrt((px - station_xz[0]) ** 2 + (pz - station_xz[1]) ** 2)
         e = params.arena_half_extent
         inside = (jnp.abs(px) <= e) & (jnp.abs(pz) <= e)
-        shape = shape_from_field(field, params)
-        if world.terrain_grid is not None:  # static: envs made without terrain grids compile no lookup
-            shape = select_shape(world, shape, jnp.stack([px, pz], axis=-1), params)
+        # select_shape returns the analytic shape untouched for an env made without terrain grids
+        shape = select_shape(world, shape_from_field(field, params), jnp.stack([px, pz], axis=-1), params)
         gray = ground_gray(shape, forest, seed, station_d, inside, params)
         return jnp.round(gray * 255.0).astype(jnp.uint8)[..., None]
 
