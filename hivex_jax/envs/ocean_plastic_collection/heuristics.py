@@ -25,30 +25,18 @@ def _heading_error(forward: jax.Array, direction: jax.Array) -> jax.Array:
     return jnp.arctan2(cross, jnp.sum(forward * direction, axis=-1))
 
 
-def scripted_policy(obs: dict[str, jax.Array], params: OceanPlasticParams) -> dict[str, jax.Array]:
-    """Full throttle (coasting when a vessel is close ahead); steer, in priority order, away from the
-    border, away from a vessel ahead, towards the cheapest pebble in view (distance + a turning cost),
-    else straight on.
+def safety_rules(obs: dict[str, jax.Array], params: OceanPlasticParams) -> tuple[jax.Array, jax.Array]:
+    """(near_border, vessel_threat) bool[A]: where the scripted controller's border rule and its
+    vessel-avoidance rule take over the steering (`scripted_policy`'s priorities 1 and 2)."""
+    near_border, _, threat, _, _ = _safety_rules(obs, params)
+    return near_border, threat
 
-    Works on single or stacked frames (it reads the newest: the last 6 floats and the last channel).
-    """
+
+def _safety_rules(obs: dict[str, jax.Array], params: OceanPlasticParams) -> tuple[jax.Array, ...]:
+    """(near_border, border_error, threat, avoid_error, gap) f32/bool[A] of the border and vessel rules."""
     e = params.sea_half_extent
     vector = obs["vector"][:, -VECTOR_SIZE:]
-    grid = obs["visual"][..., -1].astype(jnp.float32)  # [A, 25, 25], newest frame
-    a = vector.shape[0]
     position, forward, neighbour = vector[:, 0:2] * e, vector[:, 2:4], vector[:, 4:6] * e
-
-    # Pebble target: the visible cell with the lowest distance + turning cost.
-    g = VISUAL_SIZE
-    centre = jnp.arange(g, dtype=jnp.float32) - (g - 1) / 2
-    ahead = -centre[:, None] * params.visual_cell_size  # row 0 is ahead
-    starboard = centre[None, :] * params.visual_cell_size
-    distance = jnp.sqrt(ahead**2 + starboard**2)
-    bearing = jnp.arctan2(-starboard, ahead)  # + = to the left
-    cost = jnp.where(grid > 0, distance + TURN_COST * jnp.abs(bearing), jnp.inf).reshape(a, -1)
-    best = jnp.argmin(cost, axis=-1)
-    pebble_error = bearing.reshape(-1)[best]
-    sees_pebble = jnp.isfinite(jnp.min(cost, axis=-1))
 
     # Border: the point ahead must stay inside the sea, else head for the centre.
     probe = position + forward * BORDER_LOOKAHEAD
@@ -73,6 +61,33 @@ def scripted_policy(obs: dict[str, jax.Array], params: OceanPlasticParams) -> di
     threat = (gap > 1e-3) & ((jnp.linalg.norm(miss, axis=-1) < CPA_DISTANCE) | (gap < CPA_DISTANCE))
     passes_left = (forward[:, 0] * miss[:, 1] - forward[:, 1] * miss[:, 0]) > 0
     avoid_error = jnp.where(passes_left, -1.0, 1.0)  # turn away from the side it passes on
+    return near_border, border_error, threat, avoid_error, gap
+
+
+def scripted_policy(obs: dict[str, jax.Array], params: OceanPlasticParams) -> dict[str, jax.Array]:
+    """Full throttle (coasting when a vessel is close ahead); steer, in priority order, away from the
+    border, away from a vessel ahead, towards the cheapest pebble in view (distance + a turning cost),
+    else straight on.
+
+    Works on single or stacked frames (it reads the newest: the last 6 floats and the last channel).
+    """
+    vector = obs["vector"][:, -VECTOR_SIZE:]
+    grid = obs["visual"][..., -1].astype(jnp.float32)  # [A, 25, 25], newest frame
+    a = vector.shape[0]
+
+    # Pebble target: the visible cell with the lowest distance + turning cost.
+    g = VISUAL_SIZE
+    centre = jnp.arange(g, dtype=jnp.float32) - (g - 1) / 2
+    ahead = -centre[:, None] * params.visual_cell_size  # row 0 is ahead
+    starboard = centre[None, :] * params.visual_cell_size
+    distance = jnp.sqrt(ahead**2 + starboard**2)
+    bearing = jnp.arctan2(-starboard, ahead)  # + = to the left
+    cost = jnp.where(grid > 0, distance + TURN_COST * jnp.abs(bearing), jnp.inf).reshape(a, -1)
+    best = jnp.argmin(cost, axis=-1)
+    pebble_error = bearing.reshape(-1)[best]
+    sees_pebble = jnp.isfinite(jnp.min(cost, axis=-1))
+
+    near_border, border_error, threat, avoid_error, gap = _safety_rules(obs, params)
 
     error = jnp.where(
         near_border,

@@ -1,0 +1,129 @@
+"""What a trained Ocean Plastic Collection policy lacks, measured by lending it parts of the scripted
+controller (issue 16).
+
+    PJRT_NPROC=1 python scripts/opc_safety_diagnosis.py RUN_DIR [--worlds 16]
+
+Scores the run's trained actor (every seed, greedy and stochastic) on held-out worlds 6000.. (full
+1000-decision episodes), as it is and with one or both of the scripted controller's missing skills lent:
+
+- `vessels`: on decisions where the scripted vessel-avoidance rule fires (a vessel predicted within 20 m
+  in the next 10 decisions), the scripted action replaces the policy's;
+- `safety`: the same for the border rule and the vessel rule;
+- `throttle`: the throttle is always on (the policy steers);
+- `safety + throttle`: both.
+
+A policy that steers to pebbles well but has not learned the two safety rules gains most from `safety
++ throttle`; one that has learned neither gains nothing. Prints one Markdown row per variant: return,
+fraction of the scripted return on the same worlds, pebbles, and the shares of vessels that crossed the
+border and collided (per-vessel means over worlds and seeds).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from typing import Any
+
+import _jax_setup  # noqa: F401  (PJRT_NPROC=1 before jax starts)
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from hivex_jax.envs.ocean_plastic_collection import heuristics
+from hivex_jax.eval import rollout
+
+VARIANTS = ("as trained", "vessels", "safety", "throttle", "safety + throttle")
+
+
+def lend(variant: str, act: Callable[[dict, jax.Array], dict], env_params: Any) -> Callable:
+    """`policy(obs [A, ...], key) -> action`: `act` with the scripted skills of `variant` lent to it."""
+    if variant not in VARIANTS:
+        raise ValueError(f"unknown variant {variant!r}; one of {VARIANTS}")
+
+    def policy(obs: dict, key: jax.Array) -> dict:
+        action = act(obs, key)
+        discrete = action["discrete"]
+        if variant in ("vessels", "safety", "safety + throttle"):
+            near_border, threat = heuristics.safety_rules(obs, env_params)
+            take = threat if variant == "vessels" else near_border | threat
+            scripted = heuristics.scripted_policy(obs, env_params)["discrete"]
+            discrete = jnp.where(take[:, None], scripted, discrete)
+        if "throttle" in variant:
+            discrete = discrete.at[:, 0].set(1)
+        return {**action, "discrete": discrete}
+
+    return policy
+
+
+def diagnose(run_dir: str, worlds: str) -> list[dict[str, Any]]:
+    """One dict per (variant, greedy/stochastic): return, fraction of scripted, pebbles, crossed, collided."""
+    from baselines.evaluation import load_run
+
+    config, population, state = load_run(run_dir)
+    train = population.train
+    if train.policy_step is not None:
+        raise SystemExit("opc_safety_diagnosis.py: recurrent policies are not supported")
+    env, env_params = train.env, train.env_params
+    key = config.eval_seed
+    scripted = rollout.evaluate(env, env_params, rollout.scripted_policy(env, env_params), worlds, key=key)
+    rows = [_row("scripted controller", "", scripted, 1.0)]
+    scripted_return = rows[0]["return"]
+    rows[0]["fraction"] = 1.0
+    for variant in VARIANTS:
+        for greedy in (True, False):
+
+            def trained(params, key, obs, state, variant=variant, greedy=greedy):
+                act = lend(variant, lambda o, k: train.act(params, o, k, greedy), env_params)
+                return act(obs, key)
+
+            # every seed at once: totals [seeds, worlds, ...]
+            out = rollout.evaluate(env, env_params, trained, worlds, state.params, key=key, batched=True)
+            rows.append(_row(variant, "greedy" if greedy else "stochastic", out, scripted_return))
+    return rows[1:] + rows[:1]
+
+
+def _row(variant: str, policy: str, totals: dict[str, Any], scripted_return: float) -> dict[str, Any]:
+    """Per-vessel means of one variant's totals (`[seeds,] worlds, vessels`)."""
+    per_seed = np.mean(totals["return"].reshape(-1, *totals["return"].shape[-2:]), axis=(1, 2))
+    stats = totals["stats"]
+    return {
+        "variant": variant,
+        "policy": policy,
+        "return": float(np.mean(per_seed)),
+        "fraction": float(np.mean(per_seed)) / scripted_return,
+        "per_seed_fraction": [float(r) / scripted_return for r in per_seed] if policy else [],
+        "pebbles": float(np.mean(stats["pebbles_collected"])),
+        "crossed": float(np.mean(stats["border_crossings"])),
+        "collided": float(np.mean(stats["vessel_collisions"])),
+    }
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    """The rows as a Markdown table."""
+    lines = [
+        "| lent | policy | return | fraction of scripted (per seed) | pebbles | crossed | collided |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        seeds = ", ".join(f"{f:.2f}" for f in r["per_seed_fraction"])
+        fraction = f"{r['fraction']:.2f}" + (f" ({seeds})" if seeds else "")
+        lines.append(
+            f"| {r['variant']} | {r['policy']} | {r['return']:.1f} | {fraction} | {r['pebbles']:.1f} "
+            f"| {r['crossed']:.2f} | {r['collided']:.2f} |"
+        )
+    return "\n".join(lines)
+
+
+def main() -> None:
+    """Print the diagnosis table of one run."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("run_dir")
+    parser.add_argument("--worlds", type=int, default=16, help="held-out worlds 6000.. (default 16)")
+    args = parser.parse_args()
+    if args.worlds < 1:
+        parser.error("--worlds must be >= 1")
+    print(table(diagnose(args.run_dir, f"6000:{6000 + args.worlds}")))
+
+
+if __name__ == "__main__":
+    main()
