@@ -21,7 +21,6 @@ border and collided (per-vessel means over worlds and seeds).
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
 from typing import Any
 
 import _jax_setup  # noqa: F401  (PJRT_NPROC=1 before jax starts)
@@ -35,13 +34,14 @@ from hivex_jax.eval import rollout
 VARIANTS = ("as trained", "vessels", "safety", "throttle", "safety + throttle")
 
 
-def lend(variant: str, act: Callable[[dict, jax.Array], dict], env_params: Any) -> Callable:
-    """`policy(obs [A, ...], key) -> action`: `act` with the scripted skills of `variant` lent to it."""
+def lend(variant: str, policy: rollout.Policy, env_params: Any) -> rollout.Policy:
+    """`policy(params, key, obs [A, ...], state) -> action` with the scripted skills of `variant` lent to
+    it (other entries of the action, e.g. a recurrent policy's memory, pass through)."""
     if variant not in VARIANTS:
         raise ValueError(f"unknown variant {variant!r}; one of {VARIANTS}")
 
-    def policy(obs: dict, key: jax.Array) -> dict:
-        action = act(obs, key)
+    def lent(params: Any, key: jax.Array, obs: dict, state: Any) -> dict:
+        action = policy(params, key, obs, state)
         discrete = action["discrete"]
         if variant in ("vessels", "safety", "safety + throttle"):
             near_border, threat = heuristics.safety_rules(obs, env_params)
@@ -52,32 +52,27 @@ def lend(variant: str, act: Callable[[dict, jax.Array], dict], env_params: Any) 
             discrete = discrete.at[:, 0].set(1)
         return {**action, "discrete": discrete}
 
-    return policy
+    return lent
 
 
 def diagnose(run_dir: str, worlds: str) -> list[dict[str, Any]]:
     """One dict per (variant, greedy/stochastic): return, fraction of scripted, pebbles, crossed, collided."""
-    from baselines.evaluation import load_run
+    from baselines.evaluation import load_run, policy_env, trained_policy
 
     config, population, state = load_run(run_dir)
     train = population.train
-    if train.policy_step is not None:
-        raise SystemExit("opc_safety_diagnosis.py: recurrent policies are not supported")
     env, env_params = train.env, train.env_params
     key = config.eval_seed
     scripted = rollout.evaluate(env, env_params, rollout.scripted_policy(env, env_params), worlds, key=key)
     rows = [_row("scripted controller", "", scripted, 1.0)]
     scripted_return = rows[0]["return"]
     rows[0]["fraction"] = 1.0
+    acting_env = policy_env(train)  # carries a recurrent actor's memory
     for variant in VARIANTS:
         for greedy in (True, False):
-
-            def trained(params, key, obs, state, variant=variant, greedy=greedy):
-                act = lend(variant, lambda o, k: train.act(params, o, k, greedy), env_params)
-                return act(obs, key)
-
+            policy = lend(variant, trained_policy(train, greedy), env_params)
             # every seed at once: totals [seeds, worlds, ...]
-            out = rollout.evaluate(env, env_params, trained, worlds, state.params, key=key, batched=True)
+            out = rollout.evaluate(acting_env, env_params, policy, worlds, state.params, key, batched=True)
             rows.append(_row(variant, "greedy" if greedy else "stochastic", out, scripted_return))
     return rows[1:] + rows[:1]
 

@@ -32,7 +32,7 @@ def _obs(positions, forwards, neighbours):
     return {"vector": jnp.concatenate([frame, frame], -1), "visual": jnp.zeros((3, 25, 25, 2), jnp.uint8)}
 
 
-def _idle(obs, key):
+def _idle(params, key, obs, state):
     """A stand-in trained policy: throttle off, no steering, for every vessel."""
     return {"continuous": jnp.zeros((3, 0)), "discrete": jnp.zeros((3, 2), jnp.int32)}
 
@@ -51,17 +51,17 @@ def test_rules_are_lent_only_where_they_fire():
     script = _script()
     scripted = np.asarray(heuristics.scripted_policy(obs, params)["discrete"])
     key = None
-    as_trained = np.asarray(script.lend("as trained", _idle, params)(obs, key)["discrete"])
+    as_trained = np.asarray(script.lend("as trained", _idle, params)(None, key, obs, None)["discrete"])
     np.testing.assert_array_equal(as_trained, 0)
-    vessels = np.asarray(script.lend("vessels", _idle, params)(obs, key)["discrete"])
+    vessels = np.asarray(script.lend("vessels", _idle, params)(None, key, obs, None)["discrete"])
     np.testing.assert_array_equal(vessels[0], [0, 0])  # the border rule is not lent here
     np.testing.assert_array_equal(vessels[1:], scripted[1:])
-    safety = np.asarray(script.lend("safety", _idle, params)(obs, key)["discrete"])
+    safety = np.asarray(script.lend("safety", _idle, params)(None, key, obs, None)["discrete"])
     np.testing.assert_array_equal(safety, scripted)
     assert safety[0, 1] != 0  # the border rule steers vessel 0 round
-    throttle = np.asarray(script.lend("throttle", _idle, params)(obs, key)["discrete"])
+    throttle = np.asarray(script.lend("throttle", _idle, params)(None, key, obs, None)["discrete"])
     np.testing.assert_array_equal(throttle, [[1, 0], [1, 0], [1, 0]])
-    both = np.asarray(script.lend("safety + throttle", _idle, params)(obs, key)["discrete"])
+    both = np.asarray(script.lend("safety + throttle", _idle, params)(None, key, obs, None)["discrete"])
     np.testing.assert_array_equal(both[:, 1], scripted[:, 1])
     np.testing.assert_array_equal(both[:, 0], 1)
     with pytest.raises(ValueError, match="unknown variant"):
