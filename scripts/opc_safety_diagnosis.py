@@ -64,9 +64,8 @@ def diagnose(run_dir: str, worlds: str) -> list[dict[str, Any]]:
     env, env_params = train.env, train.env_params
     key = config.eval_seed
     scripted = rollout.evaluate(env, env_params, rollout.scripted_policy(env, env_params), worlds, key=key)
-    rows = [_row("scripted controller", "", scripted, 1.0)]
-    scripted_return = rows[0]["return"]
-    rows[0]["fraction"] = 1.0
+    scripted_return = float(np.mean(scripted["return"]))
+    rows = []
     acting_env = policy_env(train)  # carries a recurrent actor's memory
     for variant in VARIANTS:
         for greedy in (True, False):
@@ -74,7 +73,7 @@ def diagnose(run_dir: str, worlds: str) -> list[dict[str, Any]]:
             # every seed at once: totals [seeds, worlds, ...]
             out = rollout.evaluate(acting_env, env_params, policy, worlds, state.params, key, batched=True)
             rows.append(_row(variant, "greedy" if greedy else "stochastic", out, scripted_return))
-    return rows[1:] + rows[:1]
+    return rows + [_row("scripted controller", "", scripted, scripted_return)]
 
 
 def _row(variant: str, policy: str, totals: dict[str, Any], scripted_return: float) -> dict[str, Any]:
