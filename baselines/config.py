@@ -34,6 +34,10 @@ REWARD_SCALINGS = ("none", "return_std")
 #: values of `recurrent`: "none" (feed-forward actor) or "gru" (a GRU over the actor's encoder output)
 RECURRENT_CELLS = ("none", "gru")
 
+#: values of `teacher_where`: imitate the scripted controller on every decision, or only where the env's
+#: `scripted_safety_mask` says its safety rules take over (Ocean Plastic Collection's border and vessel rules)
+TEACHER_WHERE = ("all", "safety")
+
 #: version of the config.yaml layout a run folder records; bump when a field is renamed or changes meaning
 FORMAT_VERSION = 1
 
@@ -99,6 +103,13 @@ class PPOConfig:
     # episode start; PPO minibatches are whole env sequences); the critic stays feed-forward
     recurrent: str = "none"
     gru_size: int = 128
+    # --- training-time teacher (off at teacher_coef 0): adds teacher_coef * the mean of
+    # -log pi(scripted action | obs) over the decisions where the teacher applies (teacher_where) to the
+    # PPO loss, the coefficient moving linearly to 0 at update teacher_anneal_updates (0 = constant). The
+    # actions taken stay the policy's own; evaluation never sees the teacher (docs/training.md)
+    teacher_coef: float = 0.0
+    teacher_where: str = "all"  # "all" or "safety" (only where the env's scripted_safety_mask fires)
+    teacher_anneal_updates: int = 0
     # --- evaluation, logging, outputs
     eval_seed: int = 12345  # RNG stream of evaluation, independent of training seeds
     eval_every: int = 6  # chunks between held-out evaluations (greedy); 0 = only at the end
@@ -193,6 +204,17 @@ class PPOConfig:
             raise ConfigError(
                 f"recurrent={self.recurrent} trains on whole env sequences: num_envs = {self.num_envs} must "
                 f"be divisible into num_minibatches = {self.num_minibatches} (minibatches are groups of envs)"
+            )
+        if not (math.isfinite(self.teacher_coef) and self.teacher_coef >= 0):
+            raise ConfigError(
+                f"teacher_coef must be a finite number >= 0 (0 = no teacher); got {self.teacher_coef}"
+            )
+        if self.teacher_where not in TEACHER_WHERE:
+            raise ConfigError(f"teacher_where must be one of {TEACHER_WHERE}; got {self.teacher_where!r}")
+        if self.teacher_anneal_updates < 0:
+            raise ConfigError(
+                "teacher_anneal_updates must be >= 0 (0 = a constant coefficient); "
+                f"got {self.teacher_anneal_updates}"
             )
         for name in ("ent_coef", "ent_coef_continuous", "ent_coef_discrete"):
             value = getattr(self, name)
@@ -376,6 +398,16 @@ def check_env_fit(config: PPOConfig, env: Any, env_params: Any) -> None:
             f"train_reward_weights needs the env's task weights (params.task_weights); "
             f"{config.env_id} has none"
         )
+    if config.teacher_coef > 0:
+        if not callable(getattr(env, "scripted_policy", None)):
+            raise ConfigError(
+                f"teacher_coef > 0 imitates the env's scripted controller; {config.env_id} has none"
+            )
+        if config.teacher_where == "safety" and not callable(getattr(env, "scripted_safety_mask", None)):
+            raise ConfigError(
+                f"teacher_where=safety needs the env's scripted_safety_mask; {config.env_id} has none: "
+                "use teacher_where=all"
+            )
     if config.algo == "mappo" and getattr(config, "critic_local_obs", False) and not has_vector:
         raise ConfigError(
             f"critic_local_obs appends obs['vector'] to MAPPO's critic input, but {config.env_id} "

@@ -21,6 +21,13 @@ reset or an auto-reset: `info["done"]` on the step before) starts from the initi
 transition records that flag, so the update replays the rollout from the GRU state it started with and
 the same resets (`replay`); its minibatches are groups of whole env sequences, not shuffled steps. The
 critic stays feed-forward (IPPO: the agent's observation; MAPPO: the global state).
+
+`teacher_coef > 0` (off by default) adds a training-time imitation term: each transition records the env's
+scripted action on the same observation and where it counts (every active decision, or with
+`teacher_where="safety"` only where the env's `scripted_safety_mask` fires), and the loss gains
+`coef * mean(-log pi(scripted action | obs))` over those decisions, `coef` moving linearly from
+`teacher_coef` to 0 at update `teacher_anneal_updates`. The policy still picks every action it takes, so
+PPO stays on-policy and the labels come from the states the policy itself visits (as in DAgger).
 """
 
 from __future__ import annotations
@@ -95,6 +102,8 @@ class Transition:
     active: jax.Array  # bool[N, A], agent acted this step (loss mask)
     discounted_return: jax.Array | None = None  # f32[N, A], reward_scaling="return_std" only
     episode_start: jax.Array | None = None  # bool[N, A], recurrent only: obs is an episode's first
+    teacher_action: dict | None = None  # teacher only: the scripted controller's action on `obs`
+    teacher_mask: jax.Array | None = None  # bool[N, A], teacher only: the imitation loss counts here
 
 
 @dataclass(frozen=True)
@@ -173,6 +182,19 @@ def make_train(config: PPOConfig, env: Any = None, env_params: Any = None) -> Tr
         config.ent_coef if config.ent_coef_continuous is None else config.ent_coef_continuous
     )
     ent_coef_discrete = config.ent_coef if config.ent_coef_discrete is None else config.ent_coef_discrete
+    teach = config.teacher_coef > 0
+    if teach:  # the scripted action and where it counts, per env [N, A]: computed in the rollout
+        teacher_policy = jax.vmap(env.scripted_policy, (0, None))
+        if config.teacher_where == "safety":
+            teacher_mask = jax.vmap(env.scripted_safety_mask, (0, None))
+
+    def teacher_weight(update: jax.Array) -> jax.Array:
+        """f32[]: the imitation loss's coefficient at this update (linear to 0 over the anneal)."""
+        if config.teacher_anneal_updates <= 0:
+            return jnp.float32(config.teacher_coef)
+        frac = jnp.minimum(update.astype(jnp.float32) / config.teacher_anneal_updates, 1.0)
+        return jnp.float32(config.teacher_coef) * (1.0 - frac)
+
     reweight = bool(config.train_reward_weights)
     if reweight:  # training-only reward weights [T]: the given ones, the env's task weight elsewhere
         env_weights = jnp.asarray(env_params.task_weights[env_params.task], jnp.float32)
@@ -242,14 +264,19 @@ def make_train(config: PPOConfig, env: Any = None, env_params: Any = None) -> Tr
     def replay(params: dict, traj: Transition, hidden0: jax.Array) -> tuple[jax.Array, ...]:
         """Re-run the actor over a rollout `[T, n, A, ...]` from its first GRU state `hidden0 [n, A, H]`
         with the rollout's resets: `(log_prob, entropy_continuous, entropy_discrete)` f32[T, n, A] of
-        its actions (at the rollout's params, log_prob equals `traj.log_prob`)."""
+        its actions (at the rollout's params, log_prob equals `traj.log_prob`), then, if the rollout
+        recorded a teacher, the log-probability of the teacher's actions."""
 
         def step(hidden: jax.Array, inputs: tuple) -> tuple[jax.Array, tuple[jax.Array, ...]]:
-            obs, action, episode_start = inputs
+            obs, action, episode_start, teacher_action = inputs
             hidden, dist = policy_step(params, obs, hidden, episode_start)
-            return hidden, (dist.log_prob(action), *dist.entropy_parts())
+            out = (dist.log_prob(action), *dist.entropy_parts())
+            if teacher_action is not None:
+                out += (dist.log_prob(teacher_action),)
+            return hidden, out
 
-        _, out = jax.lax.scan(step, hidden0, (traj.obs, traj.action, traj.episode_start))
+        inputs = (traj.obs, traj.action, traj.episode_start, traj.teacher_action)
+        _, out = jax.lax.scan(step, hidden0, inputs)
         return out
 
     # ------------------------------------------------------------------------------------ init
@@ -316,6 +343,12 @@ def make_train(config: PPOConfig, env: Any = None, env_params: Any = None) -> Tr
             episode_end=jnp.broadcast_to(info["done"][:, None], terminated.shape),
             active=info["active"],
         )
+        if teach:  # the scripted action on the same (raw) observation, and where imitating it counts
+            where = teacher_mask(runner.obs, env_params) if config.teacher_where == "safety" else None
+            transition = transition.replace(
+                teacher_action=teacher_policy(runner.obs, env_params),
+                teacher_mask=jnp.ones_like(info["active"]) if where is None else where,
+            )
         episode = {k: info["episode"][k] for k in ("done", "return", "length")}
         runner = runner.replace(obs=obs, env_state=env_state, rng=rng)
         if recurrent:  # the obs just returned is an episode's first where this step ended one
@@ -333,13 +366,18 @@ def make_train(config: PPOConfig, env: Any = None, env_params: Any = None) -> Tr
         return jax.lax.scan(env_step, runner, None, config.num_steps)
 
     # ------------------------------------------------------------------------------------ loss
-    def loss_fn(params: dict, obs_norm: Any, minibatch: tuple) -> tuple[jax.Array, dict]:
+    def loss_fn(
+        params: dict, obs_norm: Any, minibatch: tuple, teacher_coef: jax.Array | None = None
+    ) -> tuple[jax.Array, dict]:
         """Feed-forward: a flat minibatch `[B, ...]`; recurrent: `((traj, advantages, targets) [T, n, A,
-        ...], hidden0 [n, A, H])`, whole env sequences replayed from their first GRU state."""
+        ...], hidden0 [n, A, H])`, whole env sequences replayed from their first GRU state.
+        `teacher_coef` f32[]: the imitation term's weight (teacher only)."""
         views = {} if obs_norm is None else {"obs_norm": obs_norm}  # the stats the rollout acted with
         if recurrent:
             (traj, advantages, targets), hidden0 = minibatch
-            log_prob, entropy_continuous, entropy_discrete = replay({**views, **params}, traj, hidden0)
+            log_prob, entropy_continuous, entropy_discrete, *teacher_log_prob = replay(
+                {**views, **params}, traj, hidden0
+            )
             entropy = entropy_continuous + entropy_discrete
         else:
             traj, advantages, targets = minibatch
@@ -347,12 +385,14 @@ def make_train(config: PPOConfig, env: Any = None, env_params: Any = None) -> Tr
             log_prob, entropy = dist.log_prob(traj.action), dist.entropy()
             if per_branch_entropy:
                 entropy_continuous, entropy_discrete = dist.entropy_parts()
+            if teach:
+                teacher_log_prob = [dist.log_prob(traj.teacher_action)]
         entropy_bonus = None
         if per_branch_entropy:
             entropy_bonus = ent_coef_continuous * entropy_continuous + ent_coef_discrete * entropy_discrete
         critic_obs = traj.critic_obs if centralised else traj.obs
         value = critic.apply(params["critic"], critic_view(views, critic_obs))
-        return ppo_loss(
+        loss, metrics = ppo_loss(
             log_prob,
             traj.log_prob,
             advantages,
@@ -368,10 +408,24 @@ def make_train(config: PPOConfig, env: Any = None, env_params: Any = None) -> Tr
             config.normalize_advantages,
             entropy_bonus,
         )
+        if not teach:
+            return loss, metrics
+        counted = (traj.teacher_mask & traj.active).astype(jnp.float32)
+        imitation = -jnp.sum(teacher_log_prob[0] * counted) / jnp.maximum(jnp.sum(counted), 1.0)
+        loss = loss + teacher_coef * imitation
+        active_count = jnp.maximum(jnp.sum(traj.active.astype(jnp.float32)), 1.0)
+        metrics = {
+            **metrics,
+            "loss": loss,
+            "teacher_loss": imitation,  # mean -log pi(scripted action) where the teacher counts
+            "teacher_fraction": jnp.sum(counted) / active_count,  # share of active decisions it counts on
+        }
+        return loss, metrics
 
     # ---------------------------------------------------- one update: rollout, GAE, PPO epochs
     def update_step(runner: RunnerState, _: Any) -> tuple[RunnerState, dict]:
         obs_norm = runner.params.get("obs_norm")  # fixed through the rollout and its epochs
+        teacher_coef = teacher_weight(runner.update) if teach else None
         memory0 = runner.memory  # the GRU state the rollout starts from (recurrent)
         runner, (traj, episode) = rollout(runner)
         rewards = traj.reward
@@ -401,7 +455,7 @@ def make_train(config: PPOConfig, env: Any = None, env_params: Any = None) -> Tr
 
             def minibatch_step(carry: tuple, minibatch: tuple) -> tuple[tuple, dict]:
                 params, opt_state = carry
-                grads, metrics = jax.grad(loss_fn, has_aux=True)(params, obs_norm, minibatch)
+                grads, metrics = jax.grad(loss_fn, has_aux=True)(params, obs_norm, minibatch, teacher_coef)
                 updates, opt_state = optimizer.update(grads, opt_state, params)
                 return (optax.apply_updates(params, updates), opt_state), metrics
 
@@ -444,7 +498,7 @@ def make_train(config: PPOConfig, env: Any = None, env_params: Any = None) -> Tr
         if recurrent:
             raise ConfigError(  # one line from any command that does not carry the memory (hivex transfer)
                 "recurrent runs act with their GRU memory (baselines.evaluation.trained_policy in "
-                "policy_env); this command does not carry it yet: use hivex evaluate"
+                "policy_env); this command does not carry it yet: use hivex evaluate or hivex transfer"
             )
         dist = actor.apply(params["actor"], actor_view(params, obs))
         return dist.mode() if greedy else dist.sample(key)

@@ -30,6 +30,13 @@ METRIC_NAMES = (
     "test_return_greedy",
     "test_return_stochastic",
 )
+#: columns a run with a training-time teacher (`teacher_coef > 0`) adds after METRIC_NAMES
+TEACHER_METRIC_NAMES = ("teacher_loss", "teacher_fraction")
+
+
+def metric_names(config: PPOConfig) -> tuple[str, ...]:
+    """The per-seed metric columns of `config`'s metrics.csv."""
+    return METRIC_NAMES + (TEACHER_METRIC_NAMES if config.teacher_coef > 0 else ())
 
 
 def write_text_atomic(path: Path, text: str) -> None:
@@ -56,10 +63,11 @@ class MetricsCSV:
     seed (`seed_<i>/<metric>`). Empty cells where a metric was not measured (no episode ended, no
     evaluation at that update)."""
 
-    def __init__(self, path: Path, num_seeds: int):
+    def __init__(self, path: Path, num_seeds: int, names: tuple[str, ...] = METRIC_NAMES):
         self.path = path
+        self.names = names
         self.columns = ["update", "env_steps", "wall_s"] + [
-            f"seed_{s}/{m}" for s in range(num_seeds) for m in METRIC_NAMES
+            f"seed_{s}/{m}" for s in range(num_seeds) for m in names
         ]
 
     def truncate(self, updates_done: int) -> None:
@@ -89,7 +97,7 @@ class MetricsCSV:
                 update = first_update + j + 1
                 row: list[Any] = [update, update * steps_per_update, f"{wall_s:.2f}"]
                 for s in range(num_seeds):
-                    for m in METRIC_NAMES:
+                    for m in self.names:
                         v = metrics.get(m)
                         x = np.nan if v is None else float(v[s, j])
                         row.append("" if math.isnan(x) else f"{x:.6g}")
@@ -108,7 +116,7 @@ class MetricsCSV:
 def per_update_metrics(raw: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """Chunk metrics `[S, K]` -> the CSV's metrics (episode means from sums; NaN if none ended; the
     held-out test returns NaN until an evaluation fills the chunk's last update)."""
-    out = {k: v for k, v in raw.items() if k in METRIC_NAMES}
+    out = {k: v for k, v in raw.items() if k in METRIC_NAMES + TEACHER_METRIC_NAMES}
     episodes = raw["episodes"]
     with np.errstate(invalid="ignore", divide="ignore"):
         out["episode_return"] = np.where(episodes > 0, raw["episode_return_sum"] / episodes, np.nan)
@@ -122,7 +130,7 @@ def plot_learning_curve(run_dir: Path, config: PPOConfig, references: dict[str, 
     """`learning_curve.png` from `metrics.csv`: training reward and held-out greedy return per seed."""
     from hivex_jax.eval.plots import learning_curve
 
-    cols = MetricsCSV(run_dir / "metrics.csv", config.num_seeds).read()
+    cols = MetricsCSV(run_dir / "metrics.csv", config.num_seeds, metric_names(config)).read()
     steps = cols["env_steps"]
     train = np.stack([cols[f"seed_{s}/step_reward"] for s in range(config.num_seeds)])
     tests = {

@@ -32,6 +32,7 @@ from baselines.run_files import (
     MetricsCSV,
     default_run_name,
     format_results,
+    metric_names,
     per_update_metrics,
     write_eval_files,
     write_summary,
@@ -74,7 +75,7 @@ def run_training(
         else Path(config.out_dir) / (config.name or broadcast_text(default_run_name(config)))
     )
     population = get_population(config)
-    csv_file = MetricsCSV(run_dir / "metrics.csv", config.num_seeds)
+    csv_file = MetricsCSV(run_dir / "metrics.csv", config.num_seeds, metric_names(config))
     steps_per_update = config.steps_per_update
     state, chunks_done, wall_before = start_or_resume(run_dir, config, population, csv_file, resume, log)
     if main:

@@ -84,6 +84,9 @@ class OceanPlasticCollection(Environment):
     discrete_branches = (2, 3)  # throttle {no-op, accelerate}, steer {no-op, right, left}
     #: the package's scripted controller, `scripted_policy(obs, params) -> action` (heuristics.py)
     scripted_policy = staticmethod(heuristics.scripted_policy)
+    #: where the scripted controller's safety rules take over, `(obs, params) -> bool[A]` (the trainer's
+    #: `teacher_where: safety`)
+    scripted_safety_mask = staticmethod(heuristics.safety_mask)
 
     def __init__(
         self,

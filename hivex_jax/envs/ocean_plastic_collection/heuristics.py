@@ -32,6 +32,12 @@ def safety_rules(obs: dict[str, jax.Array], params: OceanPlasticParams) -> tuple
     return near_border, threat
 
 
+def safety_mask(obs: dict[str, jax.Array], params: OceanPlasticParams) -> jax.Array:
+    """bool[A]: the decisions where either safety rule (border or vessel) takes over the steering."""
+    near_border, threat = safety_rules(obs, params)
+    return near_border | threat
+
+
 def _safety_rules(obs: dict[str, jax.Array], params: OceanPlasticParams) -> tuple[jax.Array, ...]:
     """(near_border, border_error, threat, avoid_error, gap) f32/bool[A] of the border and vessel rules."""
     e = params.sea_half_extent
