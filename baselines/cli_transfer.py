@@ -102,8 +102,6 @@ def transfer_main(argv: list[str]) -> int:
         raise UserError(f"the runs train on different envs {sorted(env_ids)}: a matrix compares one env")
     for config in configs.values():
         validate_env(config)
-        if config.recurrent != "none":  # the matrix's policy rows do not carry a GRU memory
-            raise UserError(f"hivex transfer does not run recurrent policies yet ({config.recurrent})")
     evaluated = {
         (label, s): _checked(eval_config, configs[label], overrides, label, s)
         for label, _ in runs

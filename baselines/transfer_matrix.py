@@ -31,7 +31,9 @@ TRAINING_ONLY_KEYS = frozenset(
         "clip_value_eps", "ent_coef", "vf_coef", "max_grad_norm", "normalize_advantages", "init_log_std",
         "train_worlds", "test_worlds", "pregenerate_worlds", "eval_seed", "eval_every",
         "stop_at_test_return", "checkpoint_every", "gif_stride", "gif_frames", "name", "out_dir",
-        "critic_agent_id", "critic_local_obs", "reward_scaling",
+        "critic_agent_id", "critic_local_obs", "reward_scaling", "train_reward_weights",
+        "train_reward_weights_anneal_updates", "train_reward_sharing", "teacher_coef", "teacher_where",
+        "teacher_anneal_updates",
     }
 )  # fmt: skip
 
@@ -66,11 +68,18 @@ def group_key(run: LoadedRun, evaluated: PPOConfig) -> str:
 
 
 def _policy(train: Any, baselines: list[rollout.Policy]) -> rollout.Policy:
-    """A policy over rows `(params, index)`: index 0 the trained actor (greedy), i >= 1 baseline i-1."""
+    """A policy over rows `(params, index)`: index 0 the trained actor (greedy), i >= 1 baseline i-1. A
+    recurrent actor runs in `policy_env`, its memory in the state: the baselines' actions carry the
+    actor's new memory too (unused by them), so every row's action has the same structure."""
+    from baselines.evaluation import trained_policy
+
+    actor = trained_policy(train, greedy=True)
 
     def policy(row: Any, key: jax.Array, obs: dict, state: Any) -> dict:
         params, index = row
-        actions = [train.act(params, obs, key, True)] + [p(None, key, obs, state) for p in baselines]
+        trained = actor(params, key, obs, state)
+        memory = {"memory": trained["memory"]} if "memory" in trained else {}
+        actions = [trained] + [{**p(None, key, obs, state), **memory} for p in baselines]
         return jax.tree.map(lambda *xs: jnp.stack(xs)[index], *actions)
 
     return policy
@@ -86,6 +95,7 @@ def evaluate_group(
     """`{run label: cell}` of `runs` (one architecture) in the env of `evaluated[0]` (one per run, all
     the same env setting), as one compiled program: every run's seeds, then scripted (if any) and random."""
     from baselines.common import make_env
+    from baselines.evaluation import policy_env
 
     env, env_params = make_env(evaluated[0])
     scripted = rollout.scripted_policy(env, env_params)
@@ -98,7 +108,13 @@ def evaluate_group(
     )
     index = jnp.concatenate([jnp.zeros(sum(seeds), jnp.int32), jnp.arange(1, len(baselines) + 1)])
     evaluator = rollout.Evaluator(
-        env, env_params, _policy(runs[0].train, baselines), worlds, eval_seed, num_steps, batched=True
+        policy_env(runs[0].train, env),  # with a recurrent actor's memory in the state
+        env_params,
+        _policy(runs[0].train, baselines),
+        worlds,
+        eval_seed,
+        num_steps,
+        batched=True,
     )
     totals = evaluator((params, index))
     per_row = totals["return"].mean(-1)  # [rows, W]: the per-agent mean return of each world

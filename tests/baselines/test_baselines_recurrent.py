@@ -157,11 +157,15 @@ def test_recurrent_mappo_run_resumes_exactly_and_evaluates(tmp_path, capsys):
         == 0
     )
     capsys.readouterr()
-    # hivex transfer does not carry the memory: refused in one line before compiling
-    argv = [str(tmp_path / "straight"), "--eval-grid", "num_agents=2", "--out", str(tmp_path / "t")]
-    assert transfer_main(argv) == 2
-    err = capsys.readouterr().err.strip()
-    assert "does not run recurrent policies" in err and len(err.splitlines()) == 1
+    # hivex transfer carries the memory: in the training setting its cell is the final evaluation's greedy
+    # result (same worlds, same key)
+    argv = [str(tmp_path / "straight"), "--eval-grid", "num_agents=3", "--out", str(tmp_path / "t")]
+    assert transfer_main([*argv, "--no-progress"]) == 0
+    matrix = json.loads((tmp_path / "t" / "transfer.json").read_text())
+    cells = matrix["cells"][next(iter(matrix["cells"]))]
+    greedy = np.mean([w["return_per_seed"] for w in report["policies"]["greedy"]["per_world"]], axis=0)
+    np.testing.assert_allclose(cells["num_agents=3"]["return_per_seed"], greedy, rtol=1e-5)
+    assert cells["num_agents=3"]["scripted"] is not None
 
 
 # -------------------------------------------------------------------------- per-branch entropy
