@@ -108,7 +108,9 @@ ENVS: dict[str, EnvInfo] = {
         "no: vessel physics and trash designed",
         "The vessel physics, the trash map, the pebble count and respawn are designed here (NOT FOUND); the "
         "reference itself calls OPC's return magnitudes not reproducible. HIVEX's PPO had a curiosity "
-        "reward.",
+        "reward; our config trains with a teacher, an imitation loss towards the scripted controller on "
+        "the decisions where its border or vessel rule fires, annealed to 0 before the end of training "
+        "(docs/envs/ocean_plastic_collection.md).",
     ),
     "AerialWildfireSuppression-v0": EnvInfo(
         "aws",
