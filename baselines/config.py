@@ -399,7 +399,9 @@ def check_env_fit(config: PPOConfig, env: Any, env_params: Any) -> None:
             f"{config.env_id} has none"
         )
     if config.teacher_coef > 0:
-        if not callable(getattr(env, "scripted_policy", None)):
+        from hivex_jax.eval.rollout import find_scripted_policy
+
+        if find_scripted_policy(env) is None:
             raise ConfigError(
                 f"teacher_coef > 0 imitates the env's scripted controller; {config.env_id} has none"
             )

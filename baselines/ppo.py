@@ -51,6 +51,7 @@ from baselines.common import (
     gae,
     make_env,
     make_optimizer,
+    masked_mean,
     merge_stats,
     normalize,
     ppo_loss,
@@ -186,7 +187,7 @@ def make_train(config: PPOConfig, env: Any = None, env_params: Any = None) -> Tr
     if teach:  # the scripted action and where it counts, per env [N, A]: computed in the rollout
         teacher_policy = jax.vmap(env.scripted_policy, (0, None))
         if config.teacher_where == "safety":
-            teacher_mask = jax.vmap(env.scripted_safety_mask, (0, None))
+            safety_mask = jax.vmap(env.scripted_safety_mask, (0, None))
 
     def teacher_weight(update: jax.Array) -> jax.Array:
         """f32[]: the imitation loss's coefficient at this update (linear to 0 over the anneal)."""
@@ -344,10 +345,12 @@ def make_train(config: PPOConfig, env: Any = None, env_params: Any = None) -> Tr
             active=info["active"],
         )
         if teach:  # the scripted action on the same (raw) observation, and where imitating it counts
-            where = teacher_mask(runner.obs, env_params) if config.teacher_where == "safety" else None
+            if config.teacher_where == "safety":
+                counts = safety_mask(runner.obs, env_params)
+            else:
+                counts = jnp.ones_like(info["active"])
             transition = transition.replace(
-                teacher_action=teacher_policy(runner.obs, env_params),
-                teacher_mask=jnp.ones_like(info["active"]) if where is None else where,
+                teacher_action=teacher_policy(runner.obs, env_params), teacher_mask=counts
             )
         episode = {k: info["episode"][k] for k in ("done", "return", "length")}
         runner = runner.replace(obs=obs, env_state=env_state, rng=rng)
@@ -410,15 +413,14 @@ def make_train(config: PPOConfig, env: Any = None, env_params: Any = None) -> Tr
         )
         if not teach:
             return loss, metrics
-        counted = (traj.teacher_mask & traj.active).astype(jnp.float32)
-        imitation = -jnp.sum(teacher_log_prob[0] * counted) / jnp.maximum(jnp.sum(counted), 1.0)
+        counted = traj.teacher_mask & traj.active
+        imitation = -masked_mean(teacher_log_prob[0], counted)
         loss = loss + teacher_coef * imitation
-        active_count = jnp.maximum(jnp.sum(traj.active.astype(jnp.float32)), 1.0)
         metrics = {
             **metrics,
             "loss": loss,
             "teacher_loss": imitation,  # mean -log pi(scripted action) where the teacher counts
-            "teacher_fraction": jnp.sum(counted) / active_count,  # share of active decisions it counts on
+            "teacher_fraction": masked_mean(traj.teacher_mask.astype(jnp.float32), traj.active),
         }
         return loss, metrics
 
