@@ -3,15 +3,18 @@
 Each measurement runs `steps` environment steps for `batch` worlds inside one `jax.lax.scan` under one
 `jit` (auto-reset on, observations consumed so XLA cannot drop them). Compile time is reported apart
 from run time; the run is repeated and the median taken; `block_until_ready` ends every timing.
-`--peer` measures JaxMARL's MPE_simple_spread_v3 the same way in the same process, so the ratio is
-taken side by side on the same machine state. Bad input (env id, env options, sizes, the output path,
-the --train config) is a one-line error (exit status 2) before anything compiles.
+`--peer` measures a peer env the same way in the same process, so the ratio is taken side by side on
+the same machine state: JaxMARL's MPE_simple_spread_v3 (`--peer` or `--peer mpe`), or, for the camera
+envs, Craftax-Classic-Pixels-v1 (`--peer craftax-pixels`, one agent with a 63x63x3 image). Bad input
+(env id, env options, sizes, the output path, the --train config) is a one-line error (exit status 2)
+before anything compiles.
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime
+import importlib
 import json
 import platform
 import statistics
@@ -31,6 +34,7 @@ from hivex_jax.core.errors import (
 )
 
 PEER_ID = "MPE_simple_spread_v3"
+CRAFTAX_PIXELS_ID = "Craftax-Classic-Pixels-v1"
 
 
 def _consume(obs: Any) -> Any:
@@ -115,6 +119,59 @@ def peer_runner(batch: int, steps: int):
     return init, run, env.num_agents
 
 
+def craftax_pixels_runner(batch: int, steps: int):
+    """The same measurement for Craftax-Classic-Pixels-v1, a camera peer (one agent, 63x63x3 image).
+
+    Steps through Craftax's own `step_env`/`reset_env` and resets the way this suite's `AutoReset`
+    does under `vmap` (worlds are generated only on steps where some episode of the batch ended):
+    gymnax >= 1.0's `step` no longer runs Craftax 1.4's envs (`is_terminated` became abstract)."""
+    import jax
+    import jax.numpy as jnp
+    from craftax.craftax_env import make_craftax_env_from_name
+
+    env = make_craftax_env_from_name(CRAFTAX_PIXELS_ID, auto_reset=False)
+    env.is_terminated = env.is_terminal  # gymnax >= 1.0 asks for is_terminated; Craftax 1.4 has is_terminal
+    env_params = env.default_params
+    space = env.action_space(env_params)
+
+    def init(key):
+        _, state = jax.vmap(env.reset_env, in_axes=(0, None))(jax.random.split(key, batch), env_params)
+        return state, key, jnp.float32(0.0)
+
+    def run(carry):
+        def body(c, _):
+            state, key, acc = c
+            key, k_act, k_step, k_reset = jax.random.split(key, 4)
+            actions = jax.vmap(space.sample)(jax.random.split(k_act, batch))
+            obs, state, reward, done, _ = jax.vmap(env.step_env, in_axes=(0, 0, 0, None))(
+                jax.random.split(k_step, batch), state, actions, env_params
+            )
+
+            def reset_ended(obs_state):
+                reset_keys = jax.random.split(k_reset, batch)
+                fresh = jax.vmap(env.reset_env, in_axes=(0, None))(reset_keys, env_params)
+
+                def pick(new, old):
+                    return jnp.where(done.reshape((-1,) + (1,) * (old.ndim - 1)), new, old)
+
+                return jax.tree.map(pick, fresh, obs_state)
+
+            obs, state = jax.lax.cond(jnp.any(done), reset_ended, lambda x: x, (obs, state))
+            return (state, key, acc + _consume(obs) * 1e-9 + jnp.sum(reward)), None
+
+        carry, _ = jax.lax.scan(body, carry, None, length=steps)
+        return carry
+
+    return init, run, 1
+
+
+# --peer NAME: (the peer's id, its runner, the module it needs, how to install that module)
+PEERS: dict[str, tuple[str, Callable[[int, int], Any], str, str]] = {
+    "mpe": (PEER_ID, peer_runner, "jaxmarl", "pip install -e '.[bench]'"),
+    "craftax-pixels": (CRAFTAX_PIXELS_ID, craftax_pixels_runner, "craftax", "pip install -e '.[bench]'"),
+}
+
+
 def measure(
     make_runner: Callable[[], tuple[Callable, Callable, int]], batch: int, steps: int, repeats: int
 ) -> dict:
@@ -157,7 +214,15 @@ def _parse(argv: list[str]) -> argparse.Namespace:
     )
     p.add_argument("--steps", type=int, default=128, help="steps per scan (default 128)")
     p.add_argument("--repeats", type=int, default=5, help="timed repeats; the median is reported")
-    p.add_argument("--peer", action="store_true", help=f"also measure JaxMARL {PEER_ID}")
+    p.add_argument(
+        "--peer",
+        nargs="?",
+        const="mpe",
+        default=None,
+        choices=sorted(PEERS),
+        help=f"also measure a peer env side by side: mpe (JaxMARL {PEER_ID}, the default) or "
+        f"craftax-pixels ({CRAFTAX_PIXELS_ID}, a camera peer)",
+    )
     p.add_argument("--no-autoreset", action="store_true", help="measure bare step (no AutoReset)")
     p.add_argument(
         "--pregenerate",
@@ -228,14 +293,16 @@ def main(argv: list[str] | None = None) -> int:
     if sizes is None:
         sizes = [1, 64, 1024, 4096] if backend == "cpu" else [1, 64, 1024, 16384, 65536, 262144]
     if args.peer:
+        peer_id, peer_make, peer_module, peer_install = PEERS[args.peer]
         try:
-            import jaxmarl  # noqa: F401
+            importlib.import_module(peer_module)
         except ImportError as exc:
-            raise UserError("--peer needs jaxmarl: pip install -e '.[bench]'") from exc
+            raise UserError(f"--peer {args.peer} needs {peer_module}: {peer_install}") from exc
+        peer_short = peer_id.split("_")[0].split("-")[0]  # MPE, Craftax
 
     device = jax.devices()[0]
     header = f"{'env':30s} {'batch':>7s} {'compile s':>9s} {'env-steps/s':>12s} {'agent-steps/s':>14s}" + (
-        "  ratio to MPE (agent)" if args.peer else ""
+        f"  ratio to {peer_short} (agent)" if args.peer else ""
     )
     print(f"device: {device.device_kind} ({backend}), jax {jax.__version__}, steps/scan {args.steps}")
     print(header)
@@ -259,14 +326,14 @@ def main(argv: list[str] | None = None) -> int:
             f"{ours['env_steps_per_s']:12.4g} {ours['agent_steps_per_s']:14.4g}"
         )
         if args.peer:
-            peer = measure(lambda b=batch: peer_runner(b, args.steps), batch, args.steps, args.repeats)
-            row["peer"] = {"env": PEER_ID, **peer}
+            peer = measure(lambda b=batch: peer_make(b, args.steps), batch, args.steps, args.repeats)
+            row["peer"] = {"env": peer_id, **peer}
             row["ratio_env_steps"] = ours["env_steps_per_s"] / peer["env_steps_per_s"]
             row["ratio_agent_steps"] = ours["agent_steps_per_s"] / peer["agent_steps_per_s"]
             line += f"  {row['ratio_agent_steps']:.2f}x"
             print(line)
             print(
-                f"{PEER_ID[:30]:30s} {batch:7d} {peer['compile_s']:9.2f} "
+                f"{peer_id[:30]:30s} {batch:7d} {peer['compile_s']:9.2f} "
                 f"{peer['env_steps_per_s']:12.4g} {peer['agent_steps_per_s']:14.4g}"
             )
         else:

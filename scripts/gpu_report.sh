@@ -92,4 +92,12 @@ for env in WildfireResourceManagement-v0 OceanPlasticCollection-v0 DroneBasedRef
     --repeats "$REPEATS" --pregenerate "$POOL" --json "$OUT/bench_$env.json"
 done
 
+# 5. the camera env beside a camera peer, Craftax-Classic-Pixels, when craftax is installed (both auto-reset).
+# The check imports craftax.craftax_env: its first import builds Craftax's texture cache (about a minute
+# on one CPU core), which must not count against the timed step.
+if python3 -c "import craftax.craftax_env" >/dev/null 2>&1; then
+  step bench_aws_craftax "$T_OTHER" python3 -m hivex_jax bench --env AerialWildfireSuppression-v0 \
+    --peer craftax-pixels --batch-sizes "$OTHER_SIZES" --repeats "$REPEATS" --json "$OUT/bench_aws_craftax.json"
+fi
+
 python3 scripts/gpu_report_summary.py "$OUT" | tee "$OUT/summary.md"

@@ -120,7 +120,7 @@ def main(out: Path) -> str:
 
     lines += ["", "## Random-action env throughput", ""]
     lines += [
-        "| env | worlds | env steps/s | agent steps/s | vs MPE (agent steps) | compile s |",
+        "| env | worlds | env steps/s | agent steps/s | vs peer (agent steps) | compile s |",
         "|---|---|---|---|---|---|",
     ]
     for path in sorted(out.glob("bench_*.json")):
@@ -130,7 +130,10 @@ def main(out: Path) -> str:
             continue
         tag = f" (pool of {bench['pregenerate']})" if bench.get("pregenerate") else ""
         for row in bench["results"]:
-            ratio = f"{row['ratio_agent_steps']:.2f}x" if "ratio_agent_steps" in row else "-"
+            ratio = "-"
+            if "ratio_agent_steps" in row:  # the peer's id up to its first _ or -: MPE, Craftax
+                peer_short = row["peer"]["env"].split("_")[0].split("-")[0]
+                ratio = f"{row['ratio_agent_steps']:.2f}x {peer_short}"
             lines.append(
                 f"| {bench['env']}{tag} | {row['batch']} | {row['env_steps_per_s']:.3g} | "
                 f"{row['agent_steps_per_s']:.3g} | {ratio} | {row['compile_s']:.1f} |"

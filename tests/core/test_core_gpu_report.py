@@ -65,6 +65,24 @@ def test_summary_reports_goals_seed_ratio_and_missing_steps(tmp_path):
                         "agent_steps_per_s": 8e7,
                         "compile_s": 2.0,
                         "ratio_agent_steps": 2.5,
+                        "peer": {"env": "MPE_simple_spread_v3"},
+                    }
+                ],
+            }
+        )
+    )
+    (tmp_path / "bench_aws_craftax.json").write_text(
+        json.dumps(
+            {
+                "env": "AerialWildfireSuppression-v0",
+                "results": [
+                    {
+                        "batch": 64,
+                        "env_steps_per_s": 7e3,
+                        "agent_steps_per_s": 2.1e4,
+                        "compile_s": 4.0,
+                        "ratio_agent_steps": 21.0,
+                        "peer": {"env": "Craftax-Classic-Pixels-v1"},
                     }
                 ],
             }
@@ -78,7 +96,8 @@ def test_summary_reports_goals_seed_ratio_and_missing_steps(tmp_path):
     # WFC 0.5 s vs MPE 0.25 s for the same env steps: 0.5x env steps, 0.5 * 8 / 3 = 1.33x agent steps
     assert "Wind Farm / MPE: 0.50x env steps, 1.33x agent steps" in text
     assert "reached 4655.0" in text and "30.0 s from the start, including 21.0 s of compilation" in text
-    assert "| WindFarmControl-v0 | 1024 | 1e+07 | 8e+07 | 2.50x | 2.0 |" in text
+    assert "| WindFarmControl-v0 | 1024 | 1e+07 | 8e+07 | 2.50x MPE | 2.0 |" in text
+    assert "| AerialWildfireSuppression-v0 | 64 | 7e+03 | 2.1e+04 | 21.00x Craftax | 4.0 |" in text
     assert "| OceanPlasticCollection-v0 | failed or timed out |" in text
 
 
