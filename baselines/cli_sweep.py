@@ -1,10 +1,11 @@
 """`hivex sweep`: one run per combination of a grid, held-out results tabulated, aggregated and plotted.
 
 A rerun of the same sweep (same --name and --out-dir) skips the combinations that finished (their
-eval.json is read back) and resumes those stopped midway from their latest checkpoint. With several
-processes (`--coordinator ...`, docs/distributed.md) every combination's population is sharded over the
-devices of all processes and the combinations run one after another, so each process takes part in
-every run and process 0 writes the summary."""
+eval.json is read back) and resumes those stopped midway from their latest checkpoint; a rerun whose
+config differs from a combination's saved one (beyond `RERUN_FREE_KEYS`) is refused before anything
+runs. With several processes (`--coordinator ...`, docs/distributed.md) every combination's population
+is sharded over the devices of all processes and the combinations run one after another, so each
+process takes part in every run and process 0 writes the summary."""
 
 from __future__ import annotations
 
@@ -36,14 +37,24 @@ def sweep_main(argv: list[str]) -> int:
     p = ArgumentParser(
         prog="hivex sweep",
         description="Seed-sweep generalisation study over a grid of config values. Each combination is a "
-        "run under OUT_DIR/NAME/<combination>/; the summary goes to OUT_DIR/NAME/sweep.json and sweep.md.",
+        "run under OUT_DIR/NAME/<combination>/; the summary goes to OUT_DIR/NAME/: sweep.json, sweep.md, "
+        "sweep.png, aggregates.json/.png and profiles.png. A rerun skips finished combinations.",
         epilog="example: hivex sweep --grid lr=1e-4,3e-4 --grid level=0,3 num_seeds=5 test_worlds=6000:6050",
     )
-    p.add_argument("--config", default=None)
-    p.add_argument("--grid", action="append", default=[], metavar="key=v1,v2", help="values to sweep")
-    p.add_argument("--name", default="sweep")
-    p.add_argument("--out-dir", default="runs")
-    p.add_argument("--no-progress", action="store_true")
+    p.add_argument(
+        "--config", default=None, help="base config (default: configs/ippo_wind_farm_control.yaml)"
+    )
+    p.add_argument(
+        "--grid",
+        action="append",
+        default=[],
+        metavar="key=v1,v2",
+        help="values of one config key to sweep (repeat for more keys; lists in brackets: "
+        "hidden_sizes=[64,64],[128])",
+    )
+    p.add_argument("--name", default="sweep", help="the sweep's folder under --out-dir (default: sweep)")
+    p.add_argument("--out-dir", default="runs", help="where the sweep folder goes (default: runs)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.add_argument(
         "--baseline-entry",
         default=None,
@@ -54,7 +65,7 @@ def sweep_main(argv: list[str]) -> int:
     p.add_argument(
         "--marl-eval", default=None, metavar="FILE", help="also write every entry in marl-eval's JSON format"
     )
-    p.add_argument("overrides", nargs="*", metavar="key=value")
+    p.add_argument("overrides", nargs="*", metavar="key=value", help="config changes for every combination")
     dist.add_distributed_args(p)
     args = p.parse_intermixed_args(argv)
     _join_processes(args, "hivex sweep")
@@ -62,7 +73,7 @@ def sweep_main(argv: list[str]) -> int:
     grid: list[tuple[str, list[str]]] = []
     for item in args.grid:
         key, _, values = item.partition("=")
-        key, choices = key.strip(), [v for v in values.split(",") if v.strip()]
+        key, choices = key.strip(), [v for v in split_grid_values(values) if v.strip()]
         if not key or not choices:
             raise UserError(f"--grid {item!r} must look like key=v1,v2")
         if key in dict(grid):
@@ -87,6 +98,8 @@ def sweep_main(argv: list[str]) -> int:
     from baselines.guards import NonFiniteError
     from baselines.runner import run_training
 
+    for slug, config in zip(slugs, configs, strict=True):  # before anything compiles
+        _check_same_config(sweep_dir / slug, config)
     rows, evals = [], []
     for label, slug, config in zip(labels, slugs, configs, strict=True):
         run_dir = sweep_dir / slug
@@ -153,6 +166,46 @@ def sweep_main(argv: list[str]) -> int:
     if evals:
         _sweep_aggregates(sweep_dir, evals, args.baseline_entry, marl_eval_file, configs[0])
     return 0 if finished else 3
+
+
+def split_grid_values(values: str) -> list[str]:
+    """`"3e-4,1e-3"` -> two values; commas inside brackets stay (`"[64,64],[128]"` -> two lists)."""
+    parts, depth, start = [], 0, 0
+    for i, char in enumerate(values):
+        depth += (char in "[({") - (char in "])}")
+        if char == "," and depth == 0:
+            parts.append(values[start:i])
+            start = i + 1
+    return [*parts, values[start:]]
+
+
+#: keys a rerun of a sweep may change without changing a combination's training or results
+RERUN_FREE_KEYS = frozenset({"name", "out_dir", "checkpoint_every", "gif_stride", "gif_frames"})
+
+
+def _check_same_config(run_dir: Path, config: Any) -> None:
+    """Refuse (one line) to reuse or continue a combination's folder that was trained with another config:
+    a rerun with, say, more seeds or env steps would otherwise tabulate the old runs as the new study."""
+    saved_file = run_dir / "config.yaml"
+    if not saved_file.is_file():
+        return
+    from baselines.config import fit_saved_config
+
+    try:
+        saved = fit_saved_config(load_config(saved_file)).to_dict()
+    except Exception as exc:  # a folder from another version: say so rather than mix it in
+        raise UserError(
+            f"{run_dir} holds a run this version cannot read ({one_line(exc)}); use another --name"
+        ) from exc
+    now = config.to_dict()
+    changed = [k for k in now if k not in RERUN_FREE_KEYS and saved.get(k) != now[k]]
+    if changed:
+        diffs = ", ".join(f"{k} {saved.get(k)!r} -> {now[k]!r}" for k in changed[:4])
+        more = f" and {len(changed) - 4} more" if len(changed) > 4 else ""
+        raise UserError(
+            f"{run_dir} was trained with another config ({diffs}{more}); a sweep rerun reuses its "
+            "finished combinations, so use another --name (or --out-dir) for a new study"
+        )
 
 
 def _finished_run(run_dir: Path) -> dict[str, Any] | None:

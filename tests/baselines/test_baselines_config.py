@@ -92,3 +92,12 @@ def test_a_cpu_sized_config_on_an_accelerator_gets_a_hint():
     assert scale_hint(config, "cpu") is None
     assert "num_envs=4096" in scale_hint(config, "gpu") and "GPU mostly idle" in scale_hint(config, "gpu")
     assert scale_hint(config.replace(num_envs=4096, num_minibatches=8), "gpu") is None
+
+
+def test_sweep_grid_values_split_at_top_level_commas_only():
+    from baselines.cli_sweep import split_grid_values
+
+    assert split_grid_values("3e-4,1e-3") == ["3e-4", "1e-3"]
+    assert split_grid_values("[64,64],[128]") == ["[64,64]", "[128]"]  # list-valued keys can be swept
+    assert split_grid_values("(8, 16),()") == ["(8, 16)", "()"]
+    assert split_grid_values("5000:5001") == ["5000:5001"]

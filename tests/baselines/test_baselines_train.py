@@ -83,13 +83,23 @@ def test_train_resume_evaluate_and_outputs(tmp_path, capsys):
     }
     assert "distance" in world["stats"]
     assert "greedy" in a["ratio_to_scripted"]
+    agents = np.asarray(world["return_per_agent"])  # [seeds, agents]: the return is their mean
+    assert agents.shape == (4, 3) and np.allclose(agents.mean(-1), world["return_per_seed"], rtol=1e-6)
+    scripted = a["policies"]["scripted"]["per_world"][1]
+    assert np.mean(scripted["return_per_agent"]) == pytest.approx(scripted["return_mean"], rel=1e-6)
 
     # hivex evaluate on other worlds
     assert evaluate_main([str(straight), "--worlds", "300:302"]) == 0
     other = json.loads((straight / "eval_300-302.json").read_text())
     assert (straight / "eval_300-302.png").stat().st_size > 0
     assert other["worlds"] == [300, 301] and other["updates_done"] == 6
-    assert other["worlds_in_train_pool"] == 0
+    assert other["worlds_in_train_pool"] == 0 and other["episode_steps"] is None
+    # shorter episodes go to their own file and say so; the full-episode file stays
+    assert evaluate_main([str(straight), "--worlds", "300:302", "--steps", "3"]) == 0
+    short = json.loads((straight / "eval_300-302__steps3.json").read_text())
+    assert short["episode_steps"] == 3 and max(short["policies"]["greedy"]["per_world"][0]["length"]) <= 3
+    assert "episodes cut at 3 steps" in capsys.readouterr().out
+    assert json.loads((straight / "eval_300-302.json").read_text()) == other
     # on training worlds (the generalisation gap's other side) the results say so
     assert evaluate_main([str(straight), "--worlds", "109:111", "--no-baselines"]) == 0
     assert json.loads((straight / "eval_109-111.json").read_text())["worlds_in_train_pool"] == 1
@@ -106,6 +116,7 @@ def test_train_resume_evaluate_and_outputs(tmp_path, capsys):
     assert h["protocol"] == "hivex" and h["test_run"]["agent_steps"] == 72
     assert set(h["policies"]) == {"stochastic", "scripted", "random"}
     assert len(h["policies"]["stochastic"]["runs"]) == 2 and len(h["policies"]["scripted"]["runs"]) == 1
+    assert len(h["policies"]["random"]["runs"]) == 1  # parameter-free: a second run would repeat it
     stochastic = h["policies"]["stochastic"]
     assert stochastic["cell"] == pytest.approx(np.mean([r["mean"] for r in stochastic["runs"]]))
     assert all(r["agent_steps"] == 72 and 1 <= len(r["summary_points"]) <= 2 for r in stochastic["runs"])
@@ -129,7 +140,7 @@ def test_train_resume_evaluate_and_outputs(tmp_path, capsys):
 
 
 @pytest.mark.timeout(300)
-def test_sweep_tabulates_every_combination(tmp_path):
+def test_sweep_tabulates_every_combination(tmp_path, capsys):
     from baselines.cli_sweep import sweep_main
 
     config = _write_config(tmp_path, num_seeds=4, gif_frames=0)
@@ -148,6 +159,16 @@ def test_sweep_tabulates_every_combination(tmp_path):
     poi = aggregates["probability_of_improvement"]["checkpoint_every=3 over checkpoint_every=1"]
     assert poi["point"] == 0.5  # host-only key: the same scores, neither improves on the other
     assert (tmp_path / "sweep" / "profiles.png").stat().st_size > 0
+
+    # a rerun reuses the finished combinations (a host-only key may change) ...
+    before = (tmp_path / "sweep" / "sweep.json").read_text()
+    assert sweep_main([*args, "gif_stride=3"]) == 0
+    assert (tmp_path / "sweep" / "sweep.json").read_text() == before
+    # ... but one with another training config is refused, naming what changed, before anything runs
+    assert sweep_main([*args, "num_seeds=2"]) == 2
+    err = capsys.readouterr().err
+    assert "was trained with another config (num_seeds 4 -> 2)" in err and "--name" in err
+    assert (tmp_path / "sweep" / "sweep.json").read_text() == before
 
 
 @pytest.mark.timeout(300)
