@@ -76,6 +76,12 @@ def _run_folder_config(run_dir: Path, overrides: list[str]) -> PPOConfig:
     version reads, with a readable checkpoint; raises `UserError` otherwise."""
     if not (run_dir / "config.yaml").is_file():
         why = "" if run_dir.is_dir() else (": it is a file" if run_dir.exists() else ": it does not exist")
+        inside = sorted(p.parent.name for p in run_dir.glob("*/config.yaml")) if run_dir.is_dir() else []
+        if inside:  # a sweep folder: name its runs and the command that takes them all
+            why = (
+                f"; it holds {len(inside)} run folder(s), e.g. {run_dir / inside[0]}; "
+                f"`hivex transfer {run_dir} --eval-grid ...` evaluates them all"
+            )
         raise UserError(f"{run_dir} is not a run folder (no config.yaml{why})")
     try:
         config = fit_saved_config(load_config(run_dir / "config.yaml", overrides))
@@ -145,6 +151,10 @@ def train_main(argv: list[str]) -> int:
         run_dir = Path(args.resume)
         config = _run_folder_config(run_dir, args.overrides)
         check_writable_dir(run_dir, "run folder")
+        from baselines.guards import check_resume_config
+
+        # a change the checkpoint cannot take is refused here, before the warning below and compiling
+        check_resume_config(fit_saved_config(load_config(run_dir / "config.yaml")).to_dict(), config)
         changed = set(parse_overrides(args.overrides)) - RESUME_SAFE_KEYS
         if changed:
             print(

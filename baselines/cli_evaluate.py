@@ -32,8 +32,8 @@ def evaluate_main(argv: list[str]) -> int:
     p.add_argument(
         "--worlds",
         default=None,
-        help='world seeds, "6000:6100" or "1,5,9", or "stress": the env\'s stress worlds over seeds '
-        "9000-9031 (default: test pool)",
+        help='world seeds, "6000:6032" (32 worlds: the end is excluded) or "1,5,9", or "stress": the '
+        "env's stress worlds over seeds 9000-9031 (default: test pool)",
     )
     p.add_argument(
         "--world-files",
@@ -41,7 +41,13 @@ def evaluate_main(argv: list[str]) -> int:
         metavar="GLOB",
         help="worlds from files: paths / globs, comma-separated (docs/worlds.md); the seeds pick among them",
     )
-    p.add_argument("--steps", type=int, default=None, help="episode steps (default: the env's max_steps)")
+    p.add_argument(
+        "--steps",
+        type=int,
+        default=None,
+        help="cut each episode at this many steps (default: full episodes, the env's max_steps); "
+        "results go to eval_<worlds>__steps<N>.json",
+    )
     p.add_argument("--no-baselines", action="store_true", help="skip the scripted / random policies")
     p.add_argument(
         "--out",
@@ -107,6 +113,8 @@ def evaluate_main(argv: list[str]) -> int:
         tag += "__" + setting_tag(args.overrides)
     if args.world_files:  # nor does one on worlds from files
         tag += "__world_files"
+    if args.steps is not None:  # nor one of shorter episodes
+        tag += f"__steps{args.steps}"
     out = Path(args.out) if args.out else run_dir / f"eval_{tag}.json"
     if out.is_dir():
         raise UserError(f"--out {out} is a folder; give a file name like {out / 'eval.json'}")
@@ -163,6 +171,11 @@ def _evaluate_hivex(run_dir: Path, config: Any, args: Any) -> int:
     _compilation_cache()
     from baselines.hivex_eval import evaluate_run_hivex, format_hivex_results
 
+    runs = min(3, config.num_seeds) if args.runs is None else args.runs
+    print(
+        f"HIVEX protocol on {config.env_id}: the stochastic policy of training seeds 0..{runs - 1}, one run "
+        "each" + ("; then the scripted controller and random, one run each" if not args.no_baselines else "")
+    )
     results = evaluate_run_hivex(
         run_dir, args.agent_steps, args.runs, args.summary_freq, baselines=not args.no_baselines
     )

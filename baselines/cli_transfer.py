@@ -3,6 +3,7 @@ folders) evaluated on every setting of an evaluation grid (`baselines.transfer_m
 
 from __future__ import annotations
 
+import argparse
 import itertools
 import json
 from pathlib import Path
@@ -62,19 +63,21 @@ def transfer_main(argv: list[str]) -> int:
     """`hivex transfer RUNS... --eval-grid key=v1,v2 [...]`: the zero-shot transfer matrix."""
     p = ArgumentParser(
         prog="hivex transfer",
-        description="Evaluate every trained run (a sweep folder's runs, or run folders) zero-shot on every "
-        "setting of an evaluation grid (env options and EnvParams fields: num_agents, level, task, ...); "
-        "writes transfer.json, transfer.md and a heatmap transfer.png (fraction of the scripted return, "
-        "95%% CI over seeds). Resumes: cells already in transfer.json are skipped.",
-        epilog="example: hivex transfer runs/sweep --eval-grid level=1..10\n"
-        "         hivex transfer runs/a runs/b --eval-grid num_agents=1,2,4,8 --out runs/agents_transfer",
+        description="Evaluate every trained run (a sweep folder's runs, or run folders) zero-shot\n"
+        "on every setting of an evaluation grid (env options and EnvParams fields: num_agents,\n"
+        "level, task, ...); writes transfer.json, transfer.md and a heatmap transfer.png\n"
+        "(fraction of the scripted return, 95% CI over seeds). Resumes: cells already in\n"
+        "transfer.json are skipped.",
+        epilog="examples:\n  hivex transfer runs/sweep --eval-grid level=1..10\n"
+        "  hivex transfer runs/a runs/b --eval-grid num_agents=1,2,4,8 --out runs/agents_transfer",
+        formatter_class=argparse.RawDescriptionHelpFormatter,  # keep the examples one per line
     )
     p.add_argument("runs", nargs="+", metavar="RUN_OR_SWEEP_DIR")
     p.add_argument(
         "--eval-grid", action="append", default=[], metavar="key=v1,v2", help="evaluation settings"
     )
-    p.add_argument("--worlds", default=None, help='world seeds, "6000:6100" or "1,5,9" (default: the first '
-                   "run's test pool)")  # fmt: skip
+    p.add_argument("--worlds", default=None, help='world seeds, "6000:6032" (32 worlds: the end is excluded) '
+                   "or \"1,5,9\" (default: the first run's test pool)")  # fmt: skip
     p.add_argument("--steps", type=int, default=None, help="episode steps (default: the env's max_steps)")
     p.add_argument("--out", default=None, help="output folder (default: SWEEP_DIR/transfer for one sweep)")
     p.add_argument("--no-progress", action="store_true")

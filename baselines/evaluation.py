@@ -167,6 +167,7 @@ class HeldOutEvaluation:
                     "world": int(w),
                     "return_mean": float(per_seed[:, i].mean()),
                     "return_per_seed": per_seed[:, i].tolist(),
+                    "return_per_agent": totals["return"][:, i].tolist(),  # [S, A]
                     "reward_terms": {
                         n: totals["reward_terms"][:, i, :, k].mean(-1).tolist()
                         for k, n in enumerate(self.reward_term_names)
@@ -186,6 +187,7 @@ class HeldOutEvaluation:
                         {
                             "world": int(w),
                             "return_mean": float(per_world_returns[i]),
+                            "return_per_agent": totals["return"][i].tolist(),  # [A]
                             "reward_terms": {
                                 n: float(totals["reward_terms"][i, :, k].mean())
                                 for k, n in enumerate(self.reward_term_names)
@@ -336,6 +338,7 @@ def evaluate_run(
         updates_done=int(jax.device_get(state.update)[0]),
         eval_seed=config.eval_seed,
         env_overrides=list(env_overrides),
+        episode_steps=num_steps,  # None: full episodes; N: each rollout cut at N decisions (--steps)
         train_setting=env_setting(config),
         eval_setting=env_setting(evaluated),
         **world_record,

@@ -27,8 +27,10 @@ def evaluate_run_hivex(
 ) -> dict[str, Any]:
     """HIVEX-protocol results of a saved run: `{"protocol": "hivex", "policies": {name: {...}}}`.
 
-    `runs` defaults to min(3, the run's seeds), as HIVEX tested 3 runs per cell. The scripted controller is
-    deterministic given the worlds, so it plays one run; random plays as many runs as the trained policy.
+    `runs` defaults to min(3, the run's seeds), as HIVEX tested 3 runs per cell. Run i differs from run 0
+    by its parameters (training seed i) only: the protocol's step keys depend on the test seed and the
+    decision. So the scripted controller and the random policy, which have no parameters, play one run
+    each (more would repeat it exactly).
     """
     config, population, state = evaluation.load_run(run_dir)
     train = population.train
@@ -46,19 +48,20 @@ def evaluate_run_hivex(
             params,
             protocol,
             progress=progress,
+            label="stochastic",
         )
     }
     if baselines:
+        one = hivex_test_run(
+            config.env_id, agent_steps=protocol.agent_steps, runs=1, summary_freq=protocol.summary_freq
+        )
         scripted = rollout.scripted_policy(env, env_params)
         if scripted is not None:
-            one = hivex_test_run(
-                config.env_id, agent_steps=protocol.agent_steps, runs=1, summary_freq=protocol.summary_freq
-            )
             policies["scripted"] = evaluate_hivex_protocol(
-                env, env_params, scripted, None, one, progress=progress
+                env, env_params, scripted, None, one, progress=progress, label="scripted"
             )
         policies["random"] = evaluate_hivex_protocol(
-            env, env_params, rollout.random_policy(env), None, protocol, progress=progress
+            env, env_params, rollout.random_policy(env), None, one, progress=progress, label="random"
         )
     out: dict[str, Any] = {
         "protocol": "hivex",

@@ -177,13 +177,19 @@ def write_eval_files(run_dir: Path, config: PPOConfig, results: dict[str, Any]) 
     plot_learning_curve(run_dir, config, references)
 
 
+def _episodes(results: dict[str, Any]) -> str:
+    """How long the evaluated episodes were: full, or cut at `--steps` decisions."""
+    steps = results.get("episode_steps")
+    return f"episodes cut at {steps} steps (--steps)" if steps else "full episodes"
+
+
 def format_results(results: dict[str, Any]) -> str:
     """A small table of held-out returns: mean +- 95% CI over training seeds ("-" for a policy run
     once, like scripted and random), IQM over (seed, world) runs, and the ratio to scripted."""
     ratio = results.get("ratio_to_scripted", {})
     worlds = results["worlds"]
     lines = [
-        f"{len(worlds)} {_worlds_kind(results)} {worlds[0]}..{worlds[-1]}, full episodes; "
+        f"{len(worlds)} {_worlds_kind(results)} {worlds[0]}..{worlds[-1]}, {_episodes(results)}; "
         "return = per-agent mean:",
         f"  {'policy':<11s} {'return':>10s} {'+-95% CI':>9s} {'IQM':>10s} {'vs scripted':>12s}",
     ]

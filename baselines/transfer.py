@@ -70,7 +70,7 @@ def eval_config(config: PPOConfig, overrides: Sequence[str]) -> PPOConfig:
                 f"{key} is a training setting; an evaluation overrides only the env: task, level, "
                 "num_agents, env options and EnvParams fields (see docs/generalisation.md)"
             )
-        known = ["task", "level", "num_agents", *static, *fields, *MESSAGE_OPTIONS]
+        known = list(dict.fromkeys(["task", "level", "num_agents", *static, *fields, *MESSAGE_OPTIONS]))
         if fields and key not in known:
             close = difflib.get_close_matches(key, known, n=3)
             raise UserError(

@@ -824,8 +824,8 @@ def render_page(results: dict[Cell, dict[str, Any]], command: str) -> str:
         "- **ours, held-out**: our own protocol (`eval.json` of `hivex train`): full episodes on named "
         "held-out worlds 6000–6031, greedy and stochastic, mean ± 95% CI over training seeds.",
         "- **scripted / random**: the env's scripted controller and uniform random actions, under both "
-        "protocols (HIVEX protocol first; the scripted controller plays one run, as it is deterministic "
-        "given the worlds).",
+        "protocols (HIVEX protocol first; each plays one run: the protocol's step keys are the same in "
+        "every run, so more runs of a policy without parameters would repeat the first).",
         "- Returns are per-agent undiscounted episode returns in every column. `—` = not run (or no such "
         "policy).",
         "",

@@ -163,10 +163,11 @@ def evaluate_hivex_protocol(
     protocol: HivexTestRun,
     chunk: int = 4096,
     progress: bool = False,
+    label: str = "",
 ) -> dict[str, Any]:
     """HIVEX test runs of `policy` (params with a leading run axis `[R, ...]`, R = `protocol.runs`; None
     for a parameter-free policy) -> per-run summary points and the cell value (mean over runs of each
-    run's mean summary point), as plain Python numbers."""
+    run's mean summary point), as plain Python numbers. `label` names the policy on the progress bar."""
     runs = protocol.runs
     init_all, run_chunk = _make_chunk(env, env_params, policy, protocol, chunk)
     carry = init_all(runs)
@@ -175,7 +176,9 @@ def evaluate_hivex_protocol(
     if progress:
         from tqdm.auto import tqdm
 
-        bar = tqdm(total=protocol.agent_steps, desc="HIVEX protocol (agent steps, slowest run)", unit="step")
+        who = f"{label}, " if label else ""
+        desc = f"HIVEX protocol ({who}agent steps, slowest run)"
+        bar = tqdm(total=protocol.agent_steps, desc=desc, unit="step")
     done_steps = 0
     while done_steps < protocol.agent_steps:
         carry = run_chunk(params, carry)

@@ -50,6 +50,7 @@ def test_overrides_route_and_bad_ones_are_refused_before_compiling():
     assert "bounds [3, 25]" in _refusal(wfc, "wind_speed=-5")
     assert "must be one of (1, 2, 4, 8, 12, 16)" in _refusal(wfc, "num_agents=5")
     assert "pattern" in _refusal(wfc, "patern=2")
+    assert "(did you mean num_agents?)" in _refusal(wfc, "num_agnets=4")  # each name suggested once
 
 
 def _train(tmp_path, name, **changes):

@@ -103,7 +103,7 @@ CASES = [
     (["train", "--resume", "{tmp}/no_ckpt", "--name", "x"], ["drop --name"]),
     # evaluate
     (["evaluate"], ["required: run_dir"]),
-    (["evaluate", "{tmp}"], ["is not a run folder (no config.yaml)"]),
+    (["evaluate", "{tmp}"], ["no config.yaml; it holds 4 run folder(s)", "`hivex transfer"]),  # like a sweep
     (["evaluate", "{tmp}/old_run"], ["format_version 99"]),
     (["evaluate", "{tmp}/corrupt_run"], ["not valid YAML"]),
     (["evaluate", "{tmp}/no_ckpt"], ["has no checkpoint"]),
