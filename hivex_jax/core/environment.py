@@ -201,10 +201,9 @@ class Environment:
             f"{{'continuous': float32[{a}, {c}], 'discrete': int32[{a}, {b}]}} (see env.action_space())"
         )
         if not isinstance(action, Mapping):
-            raise TypeError(
-                f"{self.env_id}: action must be a dict {expected}; got {type(action).__name__}"
-                f"{getattr(action, 'shape', '')}"
-            )
+            shape = getattr(action, "shape", None)
+            got = f"an array of shape {tuple(shape)}" if shape is not None else type(action).__name__
+            raise TypeError(f"{self.env_id}: action must be a dict {expected}; got {got}")
         unknown = set(action.keys()) - {"continuous", "discrete"}
         if unknown:
             raise ValueError(f"{self.env_id}: unknown action keys {sorted(unknown)}; expected {expected}")

@@ -120,9 +120,11 @@ def make(id: str, **overrides: Any) -> tuple[Any, Any]:
     `num_agents`) build the env; those naming `EnvParams` fields (dynamic options such as `task`
     or `pattern`) override the default params. Anything else is an error naming the options, and a
     value outside its field's documented bounds (`env.param_bounds`) is a ValueError naming both.
-    `namespace/<name>` goes to the namespace's factory: `jaxmarl/<name>` wraps `jaxmarl.make(name)`
-    (`hivex_jax.interop.from_jaxmarl`). `world_files="DIR/*.png"` and `stress_worlds="all"` (or names)
-    wrap the env so its worlds come from files / are stress worlds (`hivex_jax.worlds`, docs/worlds.md).
+    `level=N` names the env's level field (`env.level_field`: `pattern` for Wind Farm Control), as the
+    CLI and configs do. `namespace/<name>` goes to the namespace's factory: `jaxmarl/<name>` wraps
+    `jaxmarl.make(name)` (`hivex_jax.interop.from_jaxmarl`). `world_files="DIR/*.png"` and
+    `stress_worlds="all"` (or names) wrap the env so its worlds come from files / are stress worlds
+    (`hivex_jax.worlds`, docs/worlds.md).
     `message_dims=k` or `message_vocab=v` (with `message_loss`, `message_noise`, `message_range`) wrap it
     in `hivex_jax.wrappers.MessageChannel` (docs/messages.md); without them no wrapper is added.
     """
@@ -142,6 +144,12 @@ def make(id: str, **overrides: Any) -> tuple[Any, Any]:
     params = env.default_params()
     if dynamic:
         param_names = {f.name for f in dataclasses.fields(params)}
+        if "level" in dynamic and "level" not in param_names:  # the CLI's and configs' name for it
+            if env.level_field is None:
+                raise TypeError(f"{id}: has no level (HIVEX gave it none); drop level={dynamic['level']!r}")
+            if env.level_field in dynamic:
+                raise TypeError(f"{id}: give level or {env.level_field}, not both (the same field)")
+            dynamic[env.level_field] = dynamic.pop("level")
         unknown = sorted(set(dynamic) - param_names)
         if unknown:
             options = sorted(ctor_names | param_names)

@@ -6,25 +6,33 @@ import argparse
 
 import numpy as np
 
-from hivex_jax.core.errors import ArgumentParser, reports_user_errors, user_input
+from hivex_jax.core.errors import ArgumentParser, check_writable_dir, reports_user_errors, user_input
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = ArgumentParser(prog="hivex world", description="World files (docs/worlds.md).")
     # sub-parsers of the same class: their errors are one-line UserErrors too
     sub = parser.add_subparsers(dest="action", required=True, parser_class=ArgumentParser)
-    export = sub.add_parser("export", help="write a generated world as <field>.npy files + world.json")
+    export_help = "write a generated world as <field>.npy files + world.json"
+    export = sub.add_parser(
+        "export",
+        help=export_help,
+        description=export_help + " (with --png, PNG previews too); load it back with "
+        "env_options.world_files=DIR or `hivex world show DIR --env ...` (docs/worlds.md)",
+    )
     export.add_argument("--env", required=True, help="environment id, e.g. WildfireResourceManagement-v0")
     export.add_argument("--world", type=int, required=True, help="world seed, e.g. 6000")
     export.add_argument("--out", required=True, help="output directory")
     export.add_argument("--level", type=int, default=None, help="terrain level / pattern (env default)")
     export.add_argument("--stress", default=None, help="export this stress world (hivex world fields)")
     export.add_argument("--png", action="store_true", help="also write 8-bit PNGs of the grid fields")
-    show = sub.add_parser("show", help="load world files for an env (checks them) and describe the fields")
+    show_help = "load world files for an env (checks them) and describe the fields"
+    show = sub.add_parser("show", help=show_help, description=show_help)
     show.add_argument("path", nargs="+", help="world directory, .npz or single field file")
     show.add_argument("--env", required=True)
     show.add_argument("--level", type=int, default=None)
-    fields = sub.add_parser("fields", help="list an env's world fields and stress worlds")
+    fields_help = "list an env's world fields and stress worlds"
+    fields = sub.add_parser("fields", help=fields_help, description=fields_help)
     fields.add_argument("--env", required=True)
     return parser
 
@@ -62,6 +70,7 @@ def _run(args: argparse.Namespace) -> int:
         print("stress worlds:", ", ".join(stress_names(env)))
         return 0
     if args.action == "export":
+        check_writable_dir(args.out, "--out")  # before generating: a file in the way is a one-line error
         if args.stress:
             from hivex_jax.worlds.stress import stress_world_of_seed
 

@@ -31,6 +31,18 @@ def test_make_splits_static_and_dynamic_overrides():
     assert params.task.dtype == jnp.int32
 
 
+def test_make_level_names_the_envs_level_field():
+    """`level=` works as in the CLI and configs: it names `env.level_field` (`pattern`, `terrain_level`)."""
+    assert int(hivex_jax.make("WindFarmControl-v0", level=3)[1].pattern) == 3
+    assert int(hivex_jax.make("WildfireResourceManagement-v0", level=4)[1].terrain_level) == 4
+    with pytest.raises(ValueError, match="unknown pattern 11"):  # validated as the field itself
+        hivex_jax.make("WindFarmControl-v0", level=11)
+    with pytest.raises(TypeError, match="not both"):
+        hivex_jax.make("WindFarmControl-v0", level=1, pattern=2)
+    with pytest.raises(TypeError, match="has no level"):
+        hivex_jax.make("OceanPlasticCollection-v0", level=1)
+
+
 def test_make_rejects_unknown_option_and_bad_values():
     with pytest.raises(TypeError, match="did you mean"):
         hivex_jax.make("WindFarmControl-v0", patern=3)

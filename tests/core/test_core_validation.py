@@ -39,8 +39,10 @@ def test_wrong_action_dtype(wfc):
 
 def test_bare_array_and_unknown_keys(wfc):
     env, params, state = wfc
-    with pytest.raises(TypeError, match="action must be a dict"):
+    with pytest.raises(TypeError, match=r"action must be a dict .*; got an array of shape \(8, 1\)"):
         _step(env, params, state, jnp.zeros((8, 1), jnp.int32))
+    with pytest.raises(TypeError, match="action must be a dict .*; got list"):
+        _step(env, params, state, [[1]] * 8)
     with pytest.raises(ValueError, match="unknown action keys"):
         _step(env, params, state, {"discrete": jnp.zeros((8, 1), jnp.int32), "yaw": 1})
 

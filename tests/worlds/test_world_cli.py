@@ -42,3 +42,12 @@ def test_bad_world_file_is_a_one_line_error(tmp_path, capsys):
     status = main(["world", "show", str(tmp_path), "--env", "WildfireResourceManagement-v0"])
     err = capsys.readouterr().err.strip()
     assert status == 2 and "\n" not in err and "heights.png" in err and "unreadable" in err
+
+
+def test_export_to_a_file_in_the_way_is_a_one_line_error(tmp_path, capsys):
+    (tmp_path / "afile").write_text("x")
+    argv = ["world", "export", "--env", "WindFarmControl-v0", "--world", "6000", "--out"]
+    for out in (tmp_path / "afile", tmp_path / "afile" / "w"):
+        assert main([*argv, str(out)]) == 2
+        err = capsys.readouterr().err.strip()
+        assert "\n" not in err and "--out" in err and "is a file, not a folder" in err
