@@ -206,14 +206,16 @@ def measure(
 
 def _parse(argv: list[str]) -> argparse.Namespace:
     p = ArgumentParser(prog="hivex bench", description=__doc__.splitlines()[0])
-    p.add_argument("--env", default="WindFarmControl-v0", help="registered environment id")
+    p.add_argument(
+        "--env", default="WindFarmControl-v0", help="registered environment id (default: %(default)s)"
+    )
     p.add_argument(
         "--batch-sizes",
         default=None,
         help="comma-separated world counts (default: 1,64,1024,4096 on CPU; up to 262144 on GPU)",
     )
     p.add_argument("--steps", type=int, default=128, help="steps per scan (default 128)")
-    p.add_argument("--repeats", type=int, default=5, help="timed repeats; the median is reported")
+    p.add_argument("--repeats", type=int, default=5, help="timed repeats; the median is reported (default 5)")
     p.add_argument(
         "--peer",
         nargs="?",

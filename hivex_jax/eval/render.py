@@ -23,12 +23,16 @@ from hivex_jax.core.errors import (
 
 def _parser() -> argparse.ArgumentParser:
     p = ArgumentParser(prog="hivex render", description="Write an animated GIF of one episode on one world.")
-    p.add_argument("--env", default="WindFarmControl-v0", help="environment id (see `hivex list`)")
+    p.add_argument(
+        "--env", default="WindFarmControl-v0", help="environment id (see `hivex list`; default: %(default)s)"
+    )
     p.add_argument("--task", type=int, default=None, help="task id (default: the env's default)")
     p.add_argument("--level", type=int, default=None, help="pattern / terrain level")
     p.add_argument("--world", type=int, default=6000, help="world seed (default 6000, a test world)")
     p.add_argument("--steps", type=int, default=None, help="steps to show (default: a full episode)")
-    p.add_argument("--frames", type=int, default=100, help="GIF frames (the stride is steps / frames)")
+    p.add_argument(
+        "--frames", type=int, default=100, help="GIF frames (the stride is steps / frames; default 100)"
+    )
     p.add_argument(
         "--policy",
         choices=("auto", "scripted", "random"),
