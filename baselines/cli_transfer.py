@@ -79,7 +79,11 @@ def transfer_main(argv: list[str]) -> int:
     p.add_argument("--worlds", default=None, help='world seeds, "6000:6032" (32 worlds: the end is excluded) '
                    "or \"1,5,9\" (default: the first run's test pool)")  # fmt: skip
     p.add_argument("--steps", type=int, default=None, help="episode steps (default: the env's max_steps)")
-    p.add_argument("--out", default=None, help="output folder (default: SWEEP_DIR/transfer for one sweep)")
+    p.add_argument(
+        "--out",
+        default=None,
+        help="output folder (default: FOLDER/transfer when one run or sweep folder is given)",
+    )
     p.add_argument("--no-progress", action="store_true")
     args = p.parse_intermixed_args(argv)
     check_positive(steps=args.steps)
@@ -92,8 +96,10 @@ def transfer_main(argv: list[str]) -> int:
         ",".join(c): list(c) for c in itertools.product(*[[f"{k}={v}" for v in vs] for k, vs in grid])
     }
     runs = _run_folders(args.runs)
-    if args.out is None and not (len(args.runs) == 1 and runs[0][1] != Path(args.runs[0])):
-        raise UserError("--out is needed unless the runs are one sweep folder's (default SWEEP_DIR/transfer)")
+    if args.out is None and len(args.runs) > 1:
+        raise UserError(
+            "--out is needed for several folders (one run or sweep folder: default FOLDER/transfer)"
+        )
     out = Path(args.out) if args.out else Path(args.runs[0]) / "transfer"
     check_writable_dir(out, "--out folder")
     # every check before anything compiles: run folders, env ids, each cell's overrides

@@ -124,3 +124,8 @@ def test_evaluate_in_another_agent_count_and_the_transfer_matrix(tmp_path, capsy
     capsys.readouterr()
     assert transfer_main([str(sweep), "--eval-grid", "num_agents=2", "--worlds", "200:205"]) == 2
     assert "other worlds" in capsys.readouterr().err
+    # several folders need --out; one run folder writes into RUN/transfer like a sweep folder
+    assert transfer_main([str(sweep / "a"), str(sweep / "b"), "--eval-grid", "num_agents=2"]) == 2
+    assert "--out is needed for several folders" in capsys.readouterr().err
+    assert transfer_main([str(sweep / "a"), "--eval-grid", "num_agents=2", "--worlds", "200:202"]) == 0
+    assert (sweep / "a" / "transfer" / "transfer.json").is_file()
