@@ -137,7 +137,13 @@ def evaluate_main(argv: list[str]) -> int:
         from baselines.transfer import changes
 
         moved = changes(results["train_setting"], results["eval_setting"])
-        print("zero-shot transfer: " + ", ".join(f"{k} {a} -> {b}" for k, (a, b) in moved.items()))
+
+        def shown(value: object) -> str:  # an option the config leaves out has the env's default
+            return "(env default)" if value is None else str(value)
+
+        print(
+            "zero-shot transfer: " + ", ".join(f"{k} {shown(a)} -> {shown(b)}" for k, (a, b) in moved.items())
+        )
     print(format_results(results))
     print("  (return +-95% CI: Student t over training seeds of their mean over worlds; IQM above: by hand)")
     print(format_eval_aggregates(results["aggregates"]))

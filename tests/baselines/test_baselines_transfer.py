@@ -74,6 +74,8 @@ def test_evaluate_in_another_agent_count_and_the_transfer_matrix(tmp_path, capsy
     assert results["train_setting"]["num_agents"] == 3 and results["eval_setting"]["num_agents"] == 5
     assert results["env_overrides"] == ["num_agents=5"]
     assert "num_agents 3 -> 5" in capsys.readouterr().out
+    assert evaluate_main([str(run_a), "--worlds", "200:201", "--no-baselines", "env_params.max_steps=5"]) == 0
+    assert "env_params.max_steps (env default) -> 5" in capsys.readouterr().out  # not "None -> 5"
     from baselines.evaluation import get_transfer_evaluation, load_run
 
     config, population, state = load_run(run_a)
