@@ -346,7 +346,11 @@ def load_config(path: str | Path | None = None, overrides: list[str] | None = No
         return from_dict(parse_overrides(list(overrides or [])))
     path = Path(path) if path is not None else DEFAULT_CONFIG
     if not path.is_file():
-        raise ConfigError(f"config file {path} " + ("is a folder" if path.exists() else "does not exist"))
+        shipped = DEFAULT_CONFIG.parent.parent / path  # `configs/x.yaml` typed outside the repository
+        hint = f"; the shipped one is {shipped}" if not path.is_absolute() and shipped.is_file() else ""
+        raise ConfigError(
+            f"config file {path} " + ("is a folder" if path.exists() else "does not exist") + hint
+        )
     try:
         values = load_yaml(path.read_text()) or {}
     except (OSError, UnicodeDecodeError) as exc:

@@ -101,3 +101,16 @@ def test_sweep_grid_values_split_at_top_level_commas_only():
     assert split_grid_values("[64,64],[128]") == ["[64,64]", "[128]"]  # list-valued keys can be swept
     assert split_grid_values("(8, 16),()") == ["(8, 16)", "()"]
     assert split_grid_values("5000:5001") == ["5000:5001"]
+
+
+def test_a_shipped_config_named_from_another_folder_is_pointed_to(tmp_path, monkeypatch):
+    from baselines.config import DEFAULT_CONFIG, ConfigError, load_config
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(
+        ConfigError, match="does not exist; the shipped one is .*configs/ippo_wind_farm_control"
+    ):
+        load_config("configs/ippo_wind_farm_control.yaml")
+    with pytest.raises(ConfigError, match="nothing.yaml does not exist$"):
+        load_config("configs/nothing.yaml")
+    assert DEFAULT_CONFIG.is_file()
