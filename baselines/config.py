@@ -222,8 +222,9 @@ class PPOConfig:
                 raise ConfigError(f"{name} must be >= 0; got {value}")
         if not self.obs_norm_clip > 0:
             raise ConfigError(f"obs_norm_clip must be > 0; got {self.obs_norm_clip}")
-        if self.lr <= 0 or self.clip_eps <= 0:
-            raise ConfigError("lr and clip_eps must be > 0")
+        for name in ("lr", "clip_eps"):
+            if not getattr(self, name) > 0:  # also refuses NaN
+                raise ConfigError(f"{name} must be > 0; got {getattr(self, name)}")
         if not self.hidden_sizes:
             raise ConfigError("hidden_sizes needs at least one layer")
         if self.activation not in ("tanh", "relu", "gelu", "silu"):

@@ -88,6 +88,8 @@ CASES = [
     (["train", "recurrent=gru", "gru_size=0"], ["gru_size must be >= 1; got 0"]),
     (["train", "recurrent=gru"], ["whole env sequences", "num_envs = 8", "num_minibatches = 16"]),
     (["train", "ent_coef_discrete=-0.1"], ["ent_coef_discrete must be >= 0"]),
+    (["train", "lr=-1"], ["lr must be > 0; got -1"]),
+    (["train", "clip_eps=0"], ["clip_eps must be > 0; got 0"]),
     (["train", "--config", "{tmp}/missing.yaml"], ["missing.yaml does not exist"]),
     (["train", "--config", "{tmp}/afile/x.yaml"], ["x.yaml does not exist"]),
     (["train", "--config", "{tmp}/bad.yaml"], ["bad.yaml is not valid YAML", "line 2"]),
