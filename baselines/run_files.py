@@ -151,7 +151,12 @@ def plot_learning_curve(run_dir: Path, config: PPOConfig, references: dict[str, 
 
 
 def _worlds_kind(results: dict[str, Any]) -> str:
-    """ "held-out worlds", or how many of the evaluated worlds are training worlds."""
+    """ "held-out worlds", how many of the evaluated worlds are training worlds, or the file / stress
+    worlds the seeds pick among."""
+    if results.get("world_files"):
+        return f"seeds over {len(results['world_files'])} file world(s)"
+    if results.get("stress_worlds"):
+        return f"seeds over {len(results['stress_worlds']['names'])} stress world(s)"
     in_train = results.get("worlds_in_train_pool", 0)
     return f"worlds ({in_train} of them in the train pool)" if in_train else "held-out worlds"
 

@@ -121,3 +121,17 @@ def test_flatten_and_shuffle_keep_every_field_aligned():
     np.testing.assert_array_equal(mbs["obs"][..., 0], mbs["id"])
     assert sorted(np.asarray(mbs["id"]).ravel().tolist()) == list(range(24))  # a permutation
     assert not np.array_equal(np.asarray(mbs["id"]).ravel(), np.arange(24))
+
+
+def test_results_header_names_the_worlds_the_seeds_pick_among():
+    from baselines.run_files import format_results
+
+    summary = {"mean": 1.0, "ci95": 0.5, "iqm": 1.0, "num_seeds": 2}
+    base = {"worlds": list(range(6000, 6008)), "policies": {"greedy": {"summary": summary}}}
+    assert format_results(base).startswith("8 held-out worlds 6000..6007, full episodes")
+    files = {**base, "world_files": ["maps/a.png"], "worlds_in_train_pool": 8, "episode_steps": 5}
+    header = "8 seeds over 1 file world(s) 6000..6007, episodes cut at 5 steps"
+    assert format_results(files).startswith(header)
+    stress = {**base, "stress_worlds": {"names": ["a", "b", "c"], "seeds": "9000:9032"}}
+    assert format_results(stress).startswith("8 seeds over 3 stress world(s)")
+    assert format_results({**base, "worlds_in_train_pool": 2}).startswith("8 worlds (2 of them in the train")
