@@ -62,7 +62,9 @@ def learning_curve(
     has_eval = bool(eval_values)
     fig, axes = plt.subplots(1, 2 if has_eval else 1, figsize=(11 if has_eval else 6, 4), squeeze=False)
     ax = axes[0, 0]
-    _band(ax, np.asarray(train_steps, np.float64), train_values, f"mean, 95% CI ({seeds} seeds)", "C0")
+    _band(
+        ax, np.asarray(train_steps, np.float64), train_values, f"mean, Student-t 95% CI ({seeds} seeds)", "C0"
+    )
     ax.set_xlabel("env steps per seed")
     ax.set_ylabel(train_label)
     ax.grid(alpha=0.3)
@@ -122,7 +124,7 @@ def per_world_returns(path: str | Path, results: Mapping[str, Any], title: str =
                 ms=3,
                 capsize=2,
                 color=f"C{i}",
-                label=f"{name} (mean, 95% CI over {seeds} seeds)",
+                label=f"{name} (mean, Student-t 95% CI over {seeds} seeds)",
             )
         else:
             ax.plot(
@@ -162,7 +164,7 @@ def sweep_summary(path: str | Path, rows: Sequence[Mapping[str, Any]], title: st
         ax.errorbar(means, y + offset, xerr=halves, fmt="o", ms=4, capsize=2, color=f"C{i}", label=name)
     ax.set_yticks(y, [r["combination"] for r in rows])
     ax.invert_yaxis()
-    ax.set_xlabel("held-out return (mean, 95% CI over seeds)")
+    ax.set_xlabel("held-out return (mean, Student-t 95% CI over seeds)")
     ax.grid(alpha=0.3, axis="x")
     handles, labels = ax.get_legend_handles_labels()  # below the axes: points cover the whole plot
     fig.legend(handles, labels, loc="outside lower center", ncol=len(labels), fontsize=8)
