@@ -175,9 +175,9 @@ def _evaluate_hivex(run_dir: Path, config: Any, args: Any) -> int:
         raise UserError(f"--out {out} is a folder; give a file name like {out / 'eval_hivex.json'}")
     check_writable_dir(out.parent, "output folder")
     _compilation_cache()
-    from baselines.hivex_eval import evaluate_run_hivex, format_hivex_results
+    from baselines.hivex_eval import evaluate_run_hivex, format_hivex_results, hivex_runs
 
-    runs = min(3, config.num_seeds) if args.runs is None else args.runs
+    runs = hivex_runs(config.num_seeds, args.runs)
     print(
         f"HIVEX protocol on {config.env_id}: the stochastic policy of training seeds 0..{runs - 1}, one run "
         "each" + ("; then the scripted controller and random, one run each" if not args.no_baselines else "")

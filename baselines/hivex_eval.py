@@ -17,6 +17,11 @@ from hivex_jax.eval import rollout
 from hivex_jax.eval.hivex_protocol import evaluate_hivex_protocol, hivex_test_run
 
 
+def hivex_runs(num_seeds: int, runs: int | None = None) -> int:
+    """How many HIVEX test runs a run of `num_seeds` training seeds plays: `runs`, else min(3, seeds)."""
+    return min(3, num_seeds) if runs is None else runs
+
+
 def evaluate_run_hivex(
     run_dir: str | Path,
     agent_steps: int | None = None,
@@ -35,7 +40,7 @@ def evaluate_run_hivex(
     config, population, state = evaluation.load_run(run_dir)
     train = population.train
     env, env_params = train.env, train.env_params
-    runs = min(3, config.num_seeds) if runs is None else runs
+    runs = hivex_runs(config.num_seeds, runs)
     if runs > config.num_seeds:
         raise ValueError(f"runs={runs} but the run has {config.num_seeds} training seed(s)")
     protocol = hivex_test_run(config.env_id, agent_steps=agent_steps, runs=runs, summary_freq=summary_freq)

@@ -122,20 +122,25 @@ def peer_runner(batch: int, steps: int):
 def craftax_pixels_runner(batch: int, steps: int):
     """The same measurement for Craftax-Classic-Pixels-v1, a camera peer (one agent, 63x63x3 image).
 
-    Steps through Craftax's own `step_env`/`reset_env` and resets the way this suite's `AutoReset`
-    does under `vmap` (worlds are generated only on steps where some episode of the batch ended):
-    gymnax >= 1.0's `step` no longer runs Craftax 1.4's envs (`is_terminated` became abstract)."""
+    Steps through Craftax's own `step_env`/`reset_env` and resets with this suite's `reset_where` (worlds
+    are generated only on steps where some episode of the batch ended), as `AutoReset` does: gymnax >=
+    1.0's `step` no longer runs Craftax 1.4's envs (`is_terminated` became abstract)."""
     import jax
     import jax.numpy as jnp
     from craftax.craftax_env import make_craftax_env_from_name
+
+    from hivex_jax.wrappers.autoreset import reset_where
 
     env = make_craftax_env_from_name(CRAFTAX_PIXELS_ID, auto_reset=False)
     env.is_terminated = env.is_terminal  # gymnax >= 1.0 asks for is_terminated; Craftax 1.4 has is_terminal
     env_params = env.default_params
     space = env.action_space(env_params)
 
+    def reset_batch(keys):
+        return jax.vmap(env.reset_env, in_axes=(0, None))(keys, env_params)
+
     def init(key):
-        _, state = jax.vmap(env.reset_env, in_axes=(0, None))(jax.random.split(key, batch), env_params)
+        _, state = reset_batch(jax.random.split(key, batch))
         return state, key, jnp.float32(0.0)
 
     def run(carry):
@@ -146,17 +151,7 @@ def craftax_pixels_runner(batch: int, steps: int):
             obs, state, reward, done, _ = jax.vmap(env.step_env, in_axes=(0, 0, 0, None))(
                 jax.random.split(k_step, batch), state, actions, env_params
             )
-
-            def reset_ended(obs_state):
-                reset_keys = jax.random.split(k_reset, batch)
-                fresh = jax.vmap(env.reset_env, in_axes=(0, None))(reset_keys, env_params)
-
-                def pick(new, old):
-                    return jnp.where(done.reshape((-1,) + (1,) * (old.ndim - 1)), new, old)
-
-                return jax.tree.map(pick, fresh, obs_state)
-
-            obs, state = jax.lax.cond(jnp.any(done), reset_ended, lambda x: x, (obs, state))
+            obs, state = reset_where(done, reset_batch, (jax.random.split(k_reset, batch),), (obs, state))
             return (state, key, acc + _consume(obs) * 1e-9 + jnp.sum(reward)), None
 
         carry, _ = jax.lax.scan(body, carry, None, length=steps)
