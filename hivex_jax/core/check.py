@@ -72,7 +72,7 @@ def _jitted(env: Any) -> SimpleNamespace:
 
 
 def check_env(env: Any, params: Any, batch: int = 3, eager: bool = True, mixed: bool = True) -> None:
-    """Raise `ConformanceError` unless `env` honours the API contract (DESIGN.md, Quality bar).
+    """Raise `ConformanceError` unless `env` honours the API contract (docs/api.md, "Conformance").
 
     Checks: outputs match the spaces (shapes, dtypes, bounds); rewards and observations finite;
     jit and eager agree; vmap over keys works; vmap over a batch mixing every task and level traces

@@ -1,5 +1,6 @@
-"""The docs' code is tested: every ```python block of README.md, docs/*.md and docs/envs/*.md runs, and
-every command line in their shell blocks (and README's Commands table) parses with the real parser.
+"""The docs' code is tested: every ```python block of README.md, docs/*.md, docs/envs/*.md and
+docs/experiments/*.md runs, and every command line in their shell blocks (and README's Commands table)
+parses with the real parser.
 
 Python blocks
     Each block runs in a fresh namespace (test id `docs/interop.md#2`: the page's 2nd python block),
@@ -54,7 +55,12 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC_FILES = sorted(
-    [ROOT / "README.md", *(ROOT / "docs").glob("*.md"), *(ROOT / "docs" / "envs").glob("*.md")]
+    [
+        ROOT / "README.md",
+        *(ROOT / "docs").glob("*.md"),
+        *(ROOT / "docs" / "envs").glob("*.md"),
+        *(ROOT / "docs" / "experiments").glob("*.md"),
+    ]
 )
 PRELUDE = "import jax\nimport jax.numpy as jnp\nimport hivex_jax\nkey = jax.random.PRNGKey(0)\n"
 SEQUENCE_MARK = "<!-- snippets: in sequence -->"
