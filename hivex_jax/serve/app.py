@@ -30,6 +30,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
 from hivex_jax.serve.codec import decode_action, encode_info, encode_observation, to_json
+from hivex_jax.serve.guard import MAX_JSON_DEPTH, TransportGuard, json_depth
 from hivex_jax.serve.sessions import RequestError, Session, SessionPool
 
 NUMBER = (int, float)
@@ -44,7 +45,9 @@ class ServeConfig:
     batch_window_s: float = 0.005  # how long the first step request of a batch waits for the others
     initial_slots: int = 16  # a pool's first slot count (doubles when full, up to max_sessions)
     max_pools: int = 8  # distinct (env id, static options) combinations, each its own compiled program
-    max_body_bytes: int = 1 << 20
+    max_body_bytes: int = 1 << 20  # a larger declared or streamed body is refused (413) while it is read
+    read_timeout_s: float = 10.0  # a request's head, and then its body, must arrive within this (408)
+    allowed_hosts: tuple[str, ...] | None = None  # Host header names accepted (DNS rebinding); None: any
     envs: tuple[str, ...] = ()  # the env ids served; empty = every registered id
     allow_static_options: bool = False  # reset options that change shapes (num_agents...): a pool each
 
@@ -388,8 +391,9 @@ class HivexServer:
         return len(idle)
 
 
-def create_app(config: ServeConfig | None = None) -> Any:
-    """The FastAPI application serving `HivexServer(config)`."""
+def create_app(config: ServeConfig | None = None, *, token: str | None = None) -> Any:
+    """The FastAPI application serving `HivexServer(config)`; with `token`, every route but /health
+    needs `Authorization: Bearer <token>` (kept out of `config`, which /metadata shows)."""
     import hivex_jax
 
     config = config or ServeConfig()
@@ -408,6 +412,14 @@ def create_app(config: ServeConfig | None = None) -> Any:
 
     app = FastAPI(title="hivex_jax", version=hivex_jax.__version__, lifespan=lifespan)
     app.state.server = server
+    # outermost of the app's own middleware: Host, token and body limits are checked before any route
+    app.add_middleware(
+        TransportGuard,
+        max_body_bytes=config.max_body_bytes,
+        read_timeout_s=config.read_timeout_s,
+        token=token,
+        allowed_hosts=config.allowed_hosts,
+    )
 
     def refuse(status: int, message: str) -> JSONResponse:
         return JSONResponse({"detail": " ".join(str(message).split())}, status_code=status)
@@ -425,15 +437,19 @@ def create_app(config: ServeConfig | None = None) -> Any:
         return refuse(400, "; ".join(str(e.get("msg", e)) for e in exc.errors()))
 
     async def json_body(request: Request) -> dict[str, Any]:
-        raw = await request.body()
+        raw = await request.body()  # TransportGuard has read it under the size limit and deadline
         if len(raw) > config.max_body_bytes:
             raise RequestError(413, f"request body is {len(raw)} bytes; the limit is {config.max_body_bytes}")
         if not raw.strip():
             return {}
         try:
             body = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        except RecursionError:
+            raise RequestError(400, "malformed JSON: nested too deeply") from None
+        except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError, an integer over 4300 digits
             raise RequestError(400, f"malformed JSON: {exc}") from exc
+        if json_depth(body) > MAX_JSON_DEPTH:
+            raise RequestError(400, f"malformed JSON: nested deeper than {MAX_JSON_DEPTH} levels")
         if not isinstance(body, dict):
             raise RequestError(400, f"the body must be a JSON object; got {type(body).__name__}")
         return body

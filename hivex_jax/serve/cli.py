@@ -2,7 +2,33 @@
 
 from __future__ import annotations
 
+import argparse
+import math
+import os
+import sys
+from collections.abc import Callable
+
 from hivex_jax.core.errors import ArgumentParser, UserError, check_positive, reports_user_errors
+
+TOKEN_VARIABLE = "HIVEX_SERVE_TOKEN"
+
+
+def finite_number(low: float, high: float, *, low_open: bool = False) -> Callable[[str], float]:
+    """An argparse type: a finite float in [low, high] (or (low, high] with `low_open`); nan, inf and
+    values outside are refused in one line (nan compares false, so `x <= 0` alone let it through)."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        below = value <= low if low_open else value < low
+        if not math.isfinite(value) or below or value > high:
+            interval = f"{'(' if low_open else '['}{low:g}, {high:g}]"
+            raise argparse.ArgumentTypeError(f"{text!r} must be a finite number in {interval}")
+        return value
+
+    return parse
 
 
 def _parser() -> ArgumentParser:
@@ -12,28 +38,70 @@ def _parser() -> ArgumentParser:
         "/state/{session}, /grade/{session}, DELETE /session/{session}); see docs/serve.md.",
     )
     p.add_argument(
-        "--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)"
+        "--host",
+        default="127.0.0.1",
+        help="address to bind (default 127.0.0.1: this machine only; any other prints a warning)",
     )
     p.add_argument("--port", type=int, default=8000, help="TCP port (default 8000)")
     p.add_argument("--env", action="append", default=None, help="serve only this env id (repeatable)")
     p.add_argument("--max-sessions", type=int, default=64, help="open sessions at most (default 64)")
     p.add_argument(
-        "--idle-timeout", type=float, default=600.0, help="seconds before an untouched session closes (600)"
+        "--idle-timeout",
+        type=finite_number(0, 7 * 86400, low_open=True),
+        default=600.0,
+        help="seconds before an untouched session closes (600; at most a week)",
     )
     p.add_argument(
         "--batch-window-ms",
-        type=float,
+        type=finite_number(0, 10_000),
         default=5.0,
-        help="how long a step waits for other sessions' steps to batch with (default 5 ms)",
+        help="how long a step waits for other sessions' steps to batch with (default 5 ms; at most 10 s)",
     )
     p.add_argument("--initial-slots", type=int, default=16, help="a pool's first slot count (default 16)")
     p.add_argument(
         "--max-pools", type=int, default=8, help="distinct (env id, static options) programs at most (8)"
     )
     p.add_argument(
+        "--max-sessions-per-client",
+        type=int,
+        default=None,
+        help="open sessions one client address may hold (default: all of --max-sessions)",
+    )
+    p.add_argument(
+        "--max-grade-steps",
+        type=int,
+        default=5000,
+        help="scripted steps one /grade plays at most; a longer episode is graded incomplete (5000)",
+    )
+    p.add_argument(
         "--allow-static-options",
         action="store_true",
         help="accept reset options that change array shapes (num_agents, ...), one compiled program each",
+    )
+    p.add_argument(
+        "--token",
+        default=None,
+        help=f"require 'Authorization: Bearer TOKEN' on every route but /health (or set {TOKEN_VARIABLE})",
+    )
+    p.add_argument(
+        "--allowed-host",
+        action="append",
+        default=None,
+        metavar="NAME",
+        help="also accept this Host header name (repeatable); bound to loopback, only localhost, "
+        "127.0.0.1 and [::1] are accepted (DNS rebinding guard)",
+    )
+    p.add_argument(
+        "--read-timeout",
+        type=finite_number(0, 600, low_open=True),
+        default=10.0,
+        help="seconds a request's head, then its body, may take to arrive (default 10; else 408/closed)",
+    )
+    p.add_argument(
+        "--max-connections",
+        type=int,
+        default=1024,
+        help="open connections and requests in flight at most; further requests get 503 (default 1024)",
     )
     return p
 
@@ -42,15 +110,24 @@ def _parser() -> ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of `hivex serve`: parse, check, run uvicorn until interrupted."""
     args = _parser().parse_args(argv)
-    check_positive(max_sessions=args.max_sessions, initial_slots=args.initial_slots, max_pools=args.max_pools)
+    check_positive(
+        max_sessions=args.max_sessions,
+        initial_slots=args.initial_slots,
+        max_pools=args.max_pools,
+        max_connections=args.max_connections,
+        max_grade_steps=args.max_grade_steps,
+        max_sessions_per_client=args.max_sessions_per_client,
+    )
     if not 0 <= args.port < 65536:
         raise UserError(f"--port must be in [0, 65536); got {args.port}")
-    if args.idle_timeout <= 0 or args.batch_window_ms < 0:
-        raise UserError("--idle-timeout must be > 0 and --batch-window-ms >= 0")
+    token = args.token if args.token is not None else os.environ.get(TOKEN_VARIABLE) or None
+    if token is not None and (not token.strip() or not token.isascii() or any(c.isspace() for c in token)):
+        raise UserError("--token must be non-empty printable ASCII without spaces")
     try:
         import uvicorn
 
         from hivex_jax.serve.app import ServeConfig, create_app
+        from hivex_jax.serve.guard import allowed_hosts_for, head_timeout_protocol, is_loopback
     except ImportError as exc:
         raise UserError(f'needs the serve extra ({exc.name} is missing): pip install -e ".[serve]"') from exc
     config = ServeConfig(
@@ -61,11 +138,32 @@ def main(argv: list[str] | None = None) -> int:
         max_pools=args.max_pools,
         envs=tuple(args.env or ()),
         allow_static_options=args.allow_static_options,
+        max_sessions_per_client=args.max_sessions_per_client,
+        max_grade_steps=args.max_grade_steps,
+        read_timeout_s=args.read_timeout,
+        allowed_hosts=allowed_hosts_for(args.host, args.allowed_host or ()),
     )
     try:
-        app = create_app(config)
+        app = create_app(config, token=token)
     except ValueError as exc:  # an unknown --env
         raise UserError(str(exc)) from exc
     print(f"hivex serve: http://{args.host}:{args.port} ({', '.join(app.state.server.env_ids)})", flush=True)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    if not is_loopback(args.host):
+        print(
+            f"hivex serve: warning: --host {args.host} lets other machines open sessions"
+            f"{'' if token else ' without a token (see --token)'}",
+            file=sys.stderr,
+            flush=True,
+        )
+    uvicorn.run(
+        app,
+        host=args.host,
+        port=args.port,
+        log_level="warning",
+        http=head_timeout_protocol(args.read_timeout),  # h11, closing connections that send no head
+        ws="none",
+        timeout_keep_alive=5,  # an idle keep-alive connection is closed after 5 s
+        limit_concurrency=args.max_connections,
+        h11_max_incomplete_event_size=16 * 1024,  # a request head (line and headers) is 16 KiB at most
+    )
     return 0

@@ -1,0 +1,255 @@
+"""Transport limits of `hivex serve`: who may ask (Host header, bearer token) and what a request may cost
+to read (body size, content type, time), checked before any route runs (docs/serve.md, "Limits and exposure").
+
+`TransportGuard` is a pure ASGI middleware (Starlette's BaseHTTPMiddleware would buffer the whole body
+first): it refuses a request from its head alone where it can (Host, token, a declared Content-Length
+over the limit, a Content-Type other than JSON) and otherwise reads the body itself, stopping at the
+byte limit and at a deadline, so no request holds more than `max_body_bytes` of memory or a worker for
+longer than `read_timeout_s`. `head_timeout_protocol` is uvicorn's h11 protocol with a deadline for the
+request head, which uvicorn has not (a connection that sends nothing, or a few header bytes a minute,
+was held for ever). No FastAPI or uvicorn import at module level: `head_timeout_protocol` imports
+uvicorn when called.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import json
+import secrets
+from collections.abc import Awaitable, Callable, Iterable, MutableMapping
+from typing import Any
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
+UNAUTHENTICATED_PATHS = frozenset({"/health"})
+
+
+MAX_JSON_DEPTH = 32  # request bodies nest 5 levels at most (an action's parts); deeper ones are refused
+
+
+def json_depth(value: Any, stop_after: int = MAX_JSON_DEPTH) -> int:
+    """How deeply lists and dicts nest in parsed JSON `value` (a scalar is 0), counted without recursion
+    and stopping once past `stop_after` (the routes' own validation recurses)."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            depth += 1
+            deepest = max(deepest, depth)
+            if deepest > stop_after:
+                return deepest
+            stack.extend((child, depth) for child in (item.values() if isinstance(item, dict) else item))
+    return deepest
+
+
+class Refusal(Exception):
+    """A request refused before its route runs: HTTP status and a one-line reason."""
+
+    def __init__(self, status: int, detail: str):
+        super().__init__(detail)
+        self.status = status
+        self.detail = detail
+
+
+def is_loopback(host: str) -> bool:
+    """Whether binding `host` serves this machine only (localhost, 127.0.0.0/8, ::1)."""
+    if host.strip().lower().rstrip(".") == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip().strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def allowed_hosts_for(bind_host: str, extra: Iterable[str] = ()) -> tuple[str, ...] | None:
+    """The Host header names a server bound to `bind_host` accepts: the loopback names plus `extra` when
+    bound to loopback (or when `extra` is given), None (any) when bound elsewhere without `extra`."""
+    extra = tuple(normal_host(h) for h in extra)
+    if not is_loopback(bind_host) and not extra:
+        return None
+    return tuple(dict.fromkeys(LOOPBACK_NAMES + extra))
+
+
+def normal_host(host_header: str) -> str:
+    """The host name of a Host header, lower case, without port, brackets or trailing dot."""
+    host = host_header.strip().lower()
+    if host.startswith("["):  # [::1]:8000
+        host = host[1 : host.find("]")] if "]" in host else host[1:]
+    elif host.count(":") == 1:  # name:port (a bare IPv6 address has several colons)
+        host = host.partition(":")[0]
+    return host.rstrip(".")
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    for key, value in scope.get("headers", ()):
+        if key.lower() == name:
+            return value.decode("latin-1")
+    return None
+
+
+def _is_json(content_type: str) -> bool:
+    """Whether a Content-Type is application/json, parameters (charset) allowed."""
+    return content_type.partition(";")[0].strip().lower() == "application/json"
+
+
+async def _reply(send: Send, status: int, detail: str, *, close: bool, extra_headers: tuple = ()) -> None:
+    body = json.dumps({"detail": " ".join(detail.split())}).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    if close:  # the unread rest of the body must not be parsed as the next request
+        headers.append((b"connection", b"close"))
+    await send({"type": "http.response.start", "status": status, "headers": headers + list(extra_headers)})
+    await send({"type": "http.response.body", "body": body, "more_body": False})
+
+
+class TransportGuard:
+    """ASGI middleware: Host check, bearer token, JSON-only bodies read under a size limit and a deadline."""
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        max_body_bytes: int,
+        read_timeout_s: float,
+        token: str | None = None,
+        allowed_hosts: Iterable[str] | None = None,
+    ):
+        self.app = app
+        self.max_body_bytes = int(max_body_bytes)
+        self.read_timeout_s = float(read_timeout_s)
+        self.token = token.encode() if token else None
+        self.allowed_hosts = (
+            None if allowed_hosts is None else frozenset(normal_host(h) for h in allowed_hosts)
+        )
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        length_text = _header(scope, b"content-length")
+        chunked = _header(scope, b"transfer-encoding") is not None
+        has_body = chunked or (length_text is not None and length_text.strip() not in ("", "0"))
+        try:
+            self._check_head(scope, length_text, has_body)
+            body = await self._read_body(receive) if has_body else None
+        except Refusal as refusal:
+            extra = ((b"www-authenticate", b"Bearer"),) if refusal.status == 401 else ()
+            await _reply(send, refusal.status, refusal.detail, close=has_body, extra_headers=extra)
+            return
+        except _ClientGone:
+            return
+        if body is None:
+            await self.app(scope, receive, send)
+            return
+        delivered = False
+
+        async def replay() -> Message:  # the route reads the body already read, then the real stream
+            nonlocal delivered
+            if not delivered:
+                delivered = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+    def _check_head(self, scope: Scope, length_text: str | None, has_body: bool) -> None:
+        if self.allowed_hosts is not None:
+            host = _header(scope, b"host")
+            if host is None or normal_host(host) not in self.allowed_hosts:
+                raise Refusal(
+                    421,
+                    f"Host {host!r} is not served here (DNS rebinding guard); "
+                    "start hivex serve with --allowed-host NAME to accept it",
+                )
+        if self.token is not None and scope.get("path") not in UNAUTHENTICATED_PATHS:
+            scheme, _, given = (_header(scope, b"authorization") or "").strip().partition(" ")
+            if scheme.lower() != "bearer" or not secrets.compare_digest(
+                given.strip().encode("latin-1"), self.token
+            ):
+                raise Refusal(401, "this server needs the header 'Authorization: Bearer <token>' (--token)")
+        if length_text is not None:
+            try:
+                declared = int(length_text)
+            except ValueError:
+                raise Refusal(400, f"Content-Length {length_text[:40]!r} is not a number") from None
+            if declared > self.max_body_bytes:
+                raise Refusal(413, f"request body is {declared} bytes; the limit is {self.max_body_bytes}")
+        content_type = _header(scope, b"content-type")
+        if (has_body or content_type is not None) and not _is_json(content_type or ""):
+            given = (content_type or "none")[:80]
+            raise Refusal(415, f"request bodies must be Content-Type application/json; got {given!r}")
+
+    async def _read_body(self, receive: Receive) -> bytes:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.read_timeout_s
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            try:
+                message = await asyncio.wait_for(receive(), max(0.0, deadline - loop.time()))
+            except TimeoutError:
+                raise Refusal(
+                    408, f"the request body did not arrive within {self.read_timeout_s:g} s"
+                ) from None
+            if message["type"] == "http.disconnect":
+                raise _ClientGone
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.max_body_bytes:
+                raise Refusal(413, f"request body is over {self.max_body_bytes} bytes (the limit)")
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                return b"".join(chunks)
+
+
+class _ClientGone(Exception):
+    """The client disconnected while sending its body: nothing to answer."""
+
+
+def head_timeout_protocol(head_timeout_s: float) -> type:
+    """uvicorn's h11 protocol, closing a connection whose request head has not arrived `head_timeout_s`
+    after it opened or after its previous response (uvicorn cancels its keep-alive timer on any byte)."""
+    import h11
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    class HeadTimeoutH11Protocol(H11Protocol):
+        _head_timer: asyncio.TimerHandle | None = None
+
+        def _arm_head_timer(self) -> None:
+            self._disarm_head_timer()
+            self._head_timer = self.loop.call_later(head_timeout_s, self._head_timed_out)
+
+        def _disarm_head_timer(self) -> None:
+            if self._head_timer is not None:
+                self._head_timer.cancel()
+                self._head_timer = None
+
+        def _head_timed_out(self) -> None:
+            self._head_timer = None
+            if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
+                self.transport.close()
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            self._arm_head_timer()
+
+        def handle_events(self) -> None:
+            super().handle_events()
+            if self.conn.their_state is not h11.IDLE:  # the head arrived: the body has its own deadline
+                self._disarm_head_timer()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            if not self.transport.is_closing() and self.conn.their_state is h11.IDLE:
+                self._arm_head_timer()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm_head_timer()
+            super().connection_lost(exc)
+
+    return HeadTimeoutH11Protocol
