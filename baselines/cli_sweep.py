@@ -160,12 +160,31 @@ def sweep_main(argv: list[str]) -> int:
     from hivex_jax.eval.plots import sweep_summary
 
     if finished:  # the plot shows the combinations that finished
-        sweep_summary(sweep_dir / "sweep.png", finished, f"{configs[0].algo.upper()} on {configs[0].env_id}")
+        sweep_summary(sweep_dir / "sweep.png", finished, sweep_title(configs))
     print("\n" + table)
     print(f"wrote {sweep_dir / 'sweep.json'}, sweep.md" + (" and sweep.png" if finished else ""))
     if evals:
-        _sweep_aggregates(sweep_dir, evals, args.baseline_entry, marl_eval_file, configs[0])
+        _sweep_aggregates(sweep_dir, evals, args.baseline_entry, marl_eval_file, sweep_title(configs))
     return 0 if finished else 3
+
+
+def sweep_title(configs: list[Any]) -> str:
+    """What every combination shares: `"IPPO on WindFarmControl-v0 task 0"`; a part the grid varies (the
+    algorithm, env, task) is named per row instead (`"algo / task per row on ..."`)."""
+    parts = {
+        "algo": {c.algo.upper() for c in configs},
+        "env": {c.env_id for c in configs},
+        "task": {c.task for c in configs},
+    }
+    varied = [k for k, values in parts.items() if len(values) > 1]
+    title = " ".join(
+        [
+            *([next(iter(parts["algo"]))] if "algo" not in varied else []),
+            *([f"on {next(iter(parts['env']))}"] if "env" not in varied else []),
+            *([f"task {next(iter(parts['task']))}"] if "task" not in varied else []),
+        ]
+    )
+    return f"{title} ({' and '.join(varied)} per row)" if varied else title
 
 
 def split_grid_values(values: str) -> list[str]:
@@ -220,7 +239,7 @@ def _finished_run(run_dir: Path) -> dict[str, Any] | None:
 
 
 def _sweep_aggregates(
-    sweep_dir: Path, evals: list, baseline: str | None, marl_eval_file: Path | None, config: Any
+    sweep_dir: Path, evals: list, baseline: str | None, marl_eval_file: Path | None, title: str
 ) -> None:
     """aggregates.json/.png and profiles.png of the finished entries, P(improvement) printed over the
     baseline entry (the first finished one if the named one diverged); the marl-eval file if asked."""
@@ -230,7 +249,6 @@ def _sweep_aggregates(
     if baseline is not None and group_label(baseline) not in finished:
         print(f"note: --baseline-entry {baseline!r} did not finish; comparing to {finished[0]!r}")
         baseline = None
-    title = f"{config.algo.upper()} on {config.env_id}"
     block = write_sweep_aggregates(sweep_dir, evals, group_label(baseline) if baseline else None, title)
     print("\n" + format_sweep_aggregates(block))
     written = ["aggregates.json"] + (["aggregates.png", "profiles.png"] if block["groups"] else [])

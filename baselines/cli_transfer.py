@@ -159,6 +159,7 @@ def transfer_main(argv: list[str]) -> int:
         write_text_atomic(out / "transfer.json", json.dumps(matrix, indent=1))
         bar.update(1)
     bar.close()
+    matrix["eval_settings"] = grid_order(matrix["eval_settings"], settings)
     write_text_atomic(out / "transfer.json", json.dumps(matrix, indent=1))
     text = tm.markdown(matrix)
     write_text_atomic(out / "transfer.md", text)
@@ -166,6 +167,13 @@ def transfer_main(argv: list[str]) -> int:
     print(text)
     print(f"wrote {out / 'transfer.json'}, transfer.md and transfer.png")
     return 0
+
+
+def grid_order(stored: dict[str, list[str]], grid: dict[str, list[str]]) -> dict[str, list[str]]:
+    """The matrix's columns in the order of this call's grid, then those of earlier calls that it does not
+    list (in their order): a resumed `--eval-grid num_agents=1,4,12,16` after `1,4,16` gives 1, 4, 12, 16,
+    not the insertion order 1, 4, 16, 12."""
+    return {**{s: grid[s] for s in grid}, **{s: v for s, v in stored.items() if s not in grid}}
 
 
 def _checked(eval_config: Any, config: Any, overrides: list[str], label: str, setting: str) -> Any:

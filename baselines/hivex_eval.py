@@ -95,7 +95,9 @@ def format_hivex_results(results: dict[str, Any]) -> str:
     """A small table of the HIVEX-protocol cell value per policy and its per-run means."""
     test_run = results["test_run"]
     lines = [
-        f"HIVEX protocol: {results['env_id']} task {results['task']} level {results['level']}, "
+        f"HIVEX protocol: {results['env_id']} task {results['task']}"
+        + (f" level {results['level']}" if results["level"] is not None else "")
+        + ", "
         f"{test_run['agent_steps']:,} agent steps per run, summary every {test_run['summary_freq']:,}, "
         f"worlds from {test_run['test_seed']}",
         f"{'policy':12s} {'cell':>10s} {'episode len':>12s}  per-run means",

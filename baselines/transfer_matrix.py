@@ -198,7 +198,7 @@ def _reference(matrix: dict, setting: str, name: str) -> str:
 def heatmap(path: Any, matrix: dict) -> Any:
     """transfer.png: fraction of scripted per cell (colour) with mean ± CI written in it; the greedy
     return where no cell has a fraction (no scripted controller, or a non-positive scripted return)."""
-    from hivex_jax.eval.plots import _pyplot
+    from hivex_jax.eval.plots import _pyplot, _save
 
     plt = _pyplot()
     settings, runs = list(matrix["eval_settings"]), list(matrix["runs"])
@@ -230,6 +230,4 @@ def heatmap(path: Any, matrix: dict) -> Any:
     ax.set_ylabel("trained run")
     ax.set_title(f"{matrix['env_id']}: zero-shot transfer\n(greedy, ± 95% CI over seeds)", fontsize=9)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return _save(fig, path, dpi=110)

@@ -22,20 +22,101 @@ def _pyplot() -> Any:
     return plt
 
 
-def _save(fig: Any, path: str | Path) -> Path:
-    """Write `fig` to `path` (folders created) and close it."""
+def _save(fig: Any, path: str | Path, dpi: int = 100) -> Path:
+    """Write `fig` to `path` (folders created) and close it (every plot of the package goes through
+    here: the tests read each figure's titles, legends and axis limits at this point)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=100)
+    fig.savefig(path, dpi=dpi)
     _pyplot().close(fig)
     return path
 
 
-def _band(ax: Any, x: np.ndarray, values: np.ndarray, label: str, color: str) -> None:
+#: legend text of the arrow drawn where an interval runs past the axis
+CLIPPED_LABEL = "95% CI clipped at the axis (arrow: it goes on)"
+
+
+def data_limits(*values: Any, margin: float = 0.05) -> tuple[float, float]:
+    """`(low, high)` axis limits around the finite values of all `values` (array-likes) with `margin` of
+    their span on each side (a single value gets +-5% of its size, at least +-1): intervals are drawn
+    within these, not the reverse, so a Student-t CI over 2 seeds (t = 12.7) cannot flatten the data."""
+    x = np.concatenate([np.asarray(v, np.float64).ravel() for v in values] or [np.zeros(0)])
+    x = x[np.isfinite(x)]
+    if x.size == 0:
+        return 0.0, 1.0
+    low, high = float(x.min()), float(x.max())
+    pad = margin * (high - low) if high > low else max(0.05 * abs(high), 1.0)
+    return low - pad, high + pad
+
+
+def _intervals(
+    ax: Any,
+    where: np.ndarray,
+    mean: np.ndarray,
+    half: np.ndarray,
+    limits: tuple[float, float],
+    color: str,
+    label: str,
+    vertical: bool = True,
+    **style: Any,
+) -> bool:
+    """Points at `mean` with error bars `mean +- half` clipped at `limits`, an arrow at each clipped end;
+    True if any end was clipped. `vertical`: values on the y axis (else on the x axis)."""
+    low, high = np.maximum(mean - half, limits[0]), np.minimum(mean + half, limits[1])
+    err = np.stack([np.maximum(mean - low, 0.0), np.maximum(high - mean, 0.0)])
+    if vertical:
+        ax.errorbar(where, mean, yerr=err, color=color, label=label, **style)
+    else:
+        ax.errorbar(mean, where, xerr=err, color=color, label=label, **style)
+    clipped = False
+    for end, past, marker in ((0, mean - half < limits[0], "v<"), (1, mean + half > limits[1], "^>")):
+        if past.any():
+            at = np.full(int(past.sum()), limits[end])
+            xy = (where[past], at) if vertical else (at, where[past])
+            ax.plot(*xy, marker[0 if vertical else 1], color=color, ms=6, clip_on=False, linestyle="none")
+            clipped = True
+    return clipped
+
+
+#: legend text of a CI band cut where it runs past the axis
+BAND_CLIPPED_LABEL = "95% CI band cut at the axis (it goes on)"
+
+
+def _clipped_legend_entry(vertical: bool, band: bool) -> tuple[Any, str]:
+    """A legend handle and text for intervals clipped at the axis: an arrow, or a band patch."""
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    if band:
+        return Patch(color="0.3", alpha=0.25, hatch="//"), BAND_CLIPPED_LABEL
+    return Line2D([], [], marker="^" if vertical else ">", color="0.3", linestyle="none"), CLIPPED_LABEL
+
+
+def _band(
+    ax: Any, x: np.ndarray, values: np.ndarray, label: str, color: str, limits: tuple[float, float]
+) -> bool:
+    """Mean line and 95% CI band over seeds, the band cut at `limits`; True if it was cut."""
     mean, half = mean_ci95(values, axis=0)
     ok = ~np.isnan(mean)
     ax.plot(x[ok], mean[ok], color=color, label=label, marker="." if ok.sum() < 30 else None)
-    ax.fill_between(x[ok], (mean - half)[ok], (mean + half)[ok], color=color, alpha=0.25, linewidth=0)
+    low, high = (mean - half)[ok], (mean + half)[ok]
+    ax.fill_between(
+        x[ok], np.maximum(low, limits[0]), np.minimum(high, limits[1]), color=color, alpha=0.25, linewidth=0
+    )
+    return bool(np.any(low < limits[0]) or np.any(high > limits[1]))
+
+
+def _limit_axis(
+    ax: Any, limits: tuple[float, float], clipped: bool, vertical: bool = True, band: bool = False
+) -> tuple[list, list[str]]:
+    """Set the value axis to `limits`; the axis' legend handles and texts, with the clipped-interval
+    entry when something was clipped."""
+    (ax.set_ylim if vertical else ax.set_xlim)(*limits)
+    handles, labels = ax.get_legend_handles_labels()
+    if clipped:
+        handle, text = _clipped_legend_entry(vertical, band)
+        handles, labels = [*handles, handle], [*labels, text]
+    return handles, labels
 
 
 def learning_curve(
@@ -62,25 +143,35 @@ def learning_curve(
     has_eval = bool(eval_values)
     fig, axes = plt.subplots(1, 2 if has_eval else 1, figsize=(11 if has_eval else 6, 4), squeeze=False)
     ax = axes[0, 0]
-    _band(
-        ax, np.asarray(train_steps, np.float64), train_values, f"mean, Student-t 95% CI ({seeds} seeds)", "C0"
+    limits = data_limits(train_values)  # the seeds' values; a wider CI band is cut at the axis
+    clipped = _band(
+        ax,
+        np.asarray(train_steps, np.float64),
+        train_values,
+        f"mean, Student-t 95% CI ({seeds} seeds)",
+        "C0",
+        limits,
     )
     ax.set_xlabel("env steps per seed")
     ax.set_ylabel(train_label)
     ax.grid(alpha=0.3)
-    ax.legend(loc="lower right")
+    ax.legend(*_limit_axis(ax, limits, clipped, band=True), loc="lower right", fontsize=8)
     if has_eval:
         ax = axes[0, 1]
+        eval_values = {k: np.atleast_2d(np.asarray(v, np.float64)) for k, v in eval_values.items()}
+        references = dict(references or {})
+        limits = data_limits(*eval_values.values(), list(references.values()))
+        clipped = False
         for i, (name, values) in enumerate(eval_values.items()):
-            values = np.atleast_2d(np.asarray(values, np.float64))
-            _band(ax, np.asarray(eval_steps, np.float64), values, f"{name} ({seeds} seeds)", f"C{i + 1}")
-        for i, (name, value) in enumerate((references or {}).items()):
+            label = f"{name} ({seeds} seeds)"
+            clipped |= _band(ax, np.asarray(eval_steps, np.float64), values, label, f"C{i + 1}", limits)
+        for i, (name, value) in enumerate(references.items()):
             color = f"C{i + 1 + len(eval_values)}"
             ax.axhline(value, color=color, linestyle="--", label=f"{name} ({value:.0f})")
         ax.set_xlabel("env steps per seed")
         ax.set_ylabel(eval_label)
         ax.grid(alpha=0.3)
-        ax.legend(loc="lower right")
+        ax.legend(*_limit_axis(ax, limits, clipped, band=True), loc="lower right", fontsize=8)
     if title:
         fig.suptitle(title)
     fig.tight_layout()
@@ -111,21 +202,15 @@ def per_world_returns(path: str | Path, results: Mapping[str, Any], title: str =
     fig, (ax, box) = plt.subplots(
         1, 2, figsize=(12, 4), gridspec_kw={"width_ratios": [3, 1]}, constrained_layout=True
     )
+    limits = data_limits(*returns.values())  # every seed's return; a wider CI is clipped and marked
+    clipped = False
     for i, name in enumerate(names):
         values = returns[name][:, order]
         seeds = values.shape[0]
         if seeds > 1:
             mean, half = mean_ci95(values, axis=0)
-            ax.errorbar(
-                x,
-                mean,
-                yerr=half,
-                fmt="o",
-                ms=3,
-                capsize=2,
-                color=f"C{i}",
-                label=f"{name} (mean, Student-t 95% CI over {seeds} seeds)",
-            )
+            label = f"{name} (mean, Student-t 95% CI over {seeds} seeds)"
+            clipped |= _intervals(ax, x, mean, half, limits, f"C{i}", label, fmt="o", ms=3, capsize=2)
         else:
             ax.plot(
                 x, values[0], {"scripted": "s", "random": "x"}.get(name, "o"), ms=4, color=f"C{i}", label=name
@@ -135,16 +220,32 @@ def per_world_returns(path: str | Path, results: Mapping[str, Any], title: str =
     ax.set_xlabel("test world seed" + (" (ordered by the scripted return)" if "scripted" in returns else ""))
     ax.set_ylabel("episode return (mean over agents)")
     ax.grid(alpha=0.3)
-    handles, labels = ax.get_legend_handles_labels()  # below the axes: points cover the whole plot
-    fig.legend(handles, labels, loc="outside lower center", ncol=len(labels), fontsize=8)
+    handles, labels = _limit_axis(ax, limits, clipped)  # below the axes: points cover the whole plot
+    fig.legend(handles, labels, loc="outside lower center", ncol=min(len(labels), 3), fontsize=8)
     box.boxplot([returns[n].mean(axis=0) for n in names])
     box.set_xticks(np.arange(1, len(names) + 1), names)  # (boxplot's label keyword changed name in 3.9)
     box.set_ylabel(f"per-world return ({len(worlds)} worlds)")
     box.tick_params(axis="x", labelrotation=45)
     box.grid(alpha=0.3)
+    title = "\n".join(t for t in (title, evaluated_setting(results)) if t)
     if title:
         fig.suptitle(title)
     return _save(fig, path)
+
+
+def evaluated_setting(results: Mapping[str, Any]) -> str:
+    """`"zero-shot in num_agents=12 (trained with 3)"` for an evaluation with env overrides (an
+    `eval.json` dict's `env_overrides`), "" for one in the training setting."""
+    overrides = list(results.get("env_overrides") or [])
+    if not overrides:
+        return ""
+    trained = results.get("train_setting") or {}
+    shown = []
+    for item in overrides:
+        key = item.partition("=")[0]
+        before = trained.get(key) if key in ("task", "level", "num_agents") else None
+        shown.append(item + (f" (trained with {before})" if before is not None else ""))
+    return "zero-shot in " + ", ".join(shown)
 
 
 def sweep_summary(path: str | Path, rows: Sequence[Mapping[str, Any]], title: str = "") -> Path:
@@ -157,16 +258,23 @@ def sweep_summary(path: str | Path, rows: Sequence[Mapping[str, Any]], title: st
     names = [n for n in ("greedy", "stochastic", "scripted", "random") if n in rows[0]]
     y = np.arange(len(rows))
     fig, ax = plt.subplots(figsize=(8, 1.2 + 0.45 * len(rows)), constrained_layout=True)
+    # the seeds' range (each row's seed_min..seed_max, else its mean): a wider CI is clipped and marked
+    limits = data_limits(
+        *[[r[n].get(k, r[n]["mean"]) for k in ("seed_min", "seed_max")] for r in rows for n in names]
+    )
+    clipped = False
     for i, name in enumerate(names):
         offset = (i - (len(names) - 1) / 2) * 0.15
-        means = [r[name]["mean"] for r in rows]
-        halves = [r[name]["ci95"] if r[name].get("num_seeds", 1) > 1 else 0.0 for r in rows]
-        ax.errorbar(means, y + offset, xerr=halves, fmt="o", ms=4, capsize=2, color=f"C{i}", label=name)
+        means = np.array([r[name]["mean"] for r in rows], np.float64)
+        halves = np.array([r[name]["ci95"] if r[name].get("num_seeds", 1) > 1 else 0.0 for r in rows])
+        clipped |= _intervals(
+            ax, y + offset, means, halves, limits, f"C{i}", name, vertical=False, fmt="o", ms=4, capsize=2
+        )
     ax.set_yticks(y, [r["combination"] for r in rows])
     ax.invert_yaxis()
     ax.set_xlabel("held-out return (mean, Student-t 95% CI over seeds)")
     ax.grid(alpha=0.3, axis="x")
-    handles, labels = ax.get_legend_handles_labels()  # below the axes: points cover the whole plot
+    handles, labels = _limit_axis(ax, limits, clipped, vertical=False)  # below: points cover the plot
     fig.legend(handles, labels, loc="outside lower center", ncol=len(labels), fontsize=8)
     if title:
         ax.set_title(title)
