@@ -26,7 +26,8 @@ def evaluate_main(argv: list[str]) -> int:
         prog="hivex evaluate",
         description="Evaluate a saved run (every seed, greedy and stochastic) on held-out worlds, next to "
         "the scripted and random policies; prints a table and writes eval_<worlds>.json and a per-world "
-        "plot eval_<worlds>.png into the run.",
+        "plot eval_<worlds>.png into the run (<worlds>: first-last world, both played: --worlds 6000:6032 "
+        "writes eval_6000-6031.json).",
     )
     p.add_argument("run_dir")
     p.add_argument(
@@ -108,7 +109,7 @@ def evaluate_main(argv: list[str]) -> int:
             raise UserError("--marl-eval exports per-world results: use it with --protocol held-out")
         return _evaluate_hivex(run_dir, config, args)
     marl_eval_file = _marl_eval_file(args.marl_eval)
-    tag = (args.worlds or "test").replace(":", "-").replace(",", "_")
+    tag = worlds_tag(args.worlds)
     if args.overrides:  # a transfer evaluation does not overwrite the run's own
         tag += "__" + setting_tag(args.overrides)
     if args.world_files:  # nor does one on worlds from files
@@ -153,6 +154,18 @@ def evaluate_main(argv: list[str]) -> int:
         write_marl_eval(marl_eval_file, [(None, results)])
     print(f"wrote {out} and {plot}" + (f" and {marl_eval_file}" if marl_eval_file else ""))
     return 0
+
+
+def worlds_tag(spec: str | None) -> str:
+    """The file-name part of `--worlds`: the first and LAST world, inclusive (`"6000:6004"` plays worlds
+    6000-6003: `"6000-6003"`; one world: `"6000"`), a list joined by `_` (`"1,5,9"`: `"1_5_9"`), or
+    `"test"` / `"stress"` for the run's test pool / the stress worlds."""
+    if spec is None:
+        return "test"
+    if ":" in spec:
+        first, end = (int(s) for s in spec.split(":"))  # checked by world_seeds before
+        return f"{first}-{end - 1}" if end - 1 > first else str(first)
+    return spec.replace(",", "_")
 
 
 def _evaluate_hivex(run_dir: Path, config: Any, args: Any) -> int:

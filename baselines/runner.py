@@ -230,7 +230,9 @@ def check_resume_processes(run_dir: Path, meta: dict[str, Any]) -> None:
 def describe_run(config: PPOConfig, population: Population, compile_s: float) -> str:
     """The run's first log line: algorithm, env, population, updates, devices, compile time."""
     return (
-        f"{config.algo.upper()} on {config.env_id} (task {config.task}, level {config.level}): "
+        f"{config.algo.upper()} on {config.env_id} (task {config.task}"
+        + (f", level {config.level}" if config.level is not None else "")  # no level: none printed
+        + "): "
         f"{config.num_seeds} seeds x {config.num_envs} envs x {population.train.env.num_agents} agents, "
         f"{config.num_updates} updates of {config.steps_per_update} env steps; "
         f"{len(population.devices)} device(s)"

@@ -145,7 +145,7 @@ def test_runs_with_messages_train_checkpoint_and_evaluate(tmp_path, algo, channe
     for policy in report["policies"].values():
         assert np.isfinite(policy["summary"]["mean"])
     assert evaluate_main([str(run), "--worlds", "300:302"]) == 0
-    assert (run / "eval_300-302.json").is_file()
+    assert (run / "eval_300-301.json").is_file()
     out = tmp_path / "lossy.json"
     assert evaluate_main([str(run), "--worlds", "300:302", "--out", str(out), "message_loss=1"]) == 0
     lossy = json.loads(out.read_text())

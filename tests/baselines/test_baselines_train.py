@@ -90,19 +90,19 @@ def test_train_resume_evaluate_and_outputs(tmp_path, capsys):
 
     # hivex evaluate on other worlds
     assert evaluate_main([str(straight), "--worlds", "300:302"]) == 0
-    other = json.loads((straight / "eval_300-302.json").read_text())
-    assert (straight / "eval_300-302.png").stat().st_size > 0
+    other = json.loads((straight / "eval_300-301.json").read_text())
+    assert (straight / "eval_300-301.png").stat().st_size > 0
     assert other["worlds"] == [300, 301] and other["updates_done"] == 6
     assert other["worlds_in_train_pool"] == 0 and other["episode_steps"] is None
     # shorter episodes go to their own file and say so; the full-episode file stays
     assert evaluate_main([str(straight), "--worlds", "300:302", "--steps", "3"]) == 0
-    short = json.loads((straight / "eval_300-302__steps3.json").read_text())
+    short = json.loads((straight / "eval_300-301__steps3.json").read_text())
     assert short["episode_steps"] == 3 and max(short["policies"]["greedy"]["per_world"][0]["length"]) <= 3
     assert "episodes cut at 3 steps" in capsys.readouterr().out
-    assert json.loads((straight / "eval_300-302.json").read_text()) == other
+    assert json.loads((straight / "eval_300-301.json").read_text()) == other
     # on training worlds (the generalisation gap's other side) the results say so
     assert evaluate_main([str(straight), "--worlds", "109:111", "--no-baselines"]) == 0
-    assert json.loads((straight / "eval_109-111.json").read_text())["worlds_in_train_pool"] == 1
+    assert json.loads((straight / "eval_109-110.json").read_text())["worlds_in_train_pool"] == 1
     assert "2 worlds (1 of them in the train pool)" in capsys.readouterr().out
     assert len(other["policies"]["stochastic"]["per_world"][1]["return_per_seed"]) == 4
     assert other["protocol"] == "held-out"

@@ -70,7 +70,7 @@ def test_evaluate_in_another_agent_count_and_the_transfer_matrix(tmp_path, capsy
     assert err.count("\n") == 1 and "num_agents" in err
 
     assert evaluate_main([str(run_a), "--worlds", "200:202", "num_agents=5"]) == 0
-    results = json.loads((run_a / "eval_200-202__num_agents=5.json").read_text())
+    results = json.loads((run_a / "eval_200-201__num_agents=5.json").read_text())
     assert results["train_setting"]["num_agents"] == 3 and results["eval_setting"]["num_agents"] == 5
     assert results["env_overrides"] == ["num_agents=5"]
     assert "num_agents 3 -> 5" in capsys.readouterr().out

@@ -125,3 +125,31 @@ def test_a_sweep_over_algorithms_names_the_algorithm_per_row(tmp_path, saved, mo
     # one algorithm: the title names it
     assert sweep_main([*args, "--name", "lrs", "--grid", "lr=1e-3,3e-3", "algo=mappo"]) == 0
     assert saved[-1]["titles"][0] == f"MAPPO on {TINY_CONFIG['env_id']} task 0"
+
+
+def test_evaluation_files_name_the_last_world_played():
+    from baselines.cli_evaluate import worlds_tag
+
+    assert worlds_tag("6000:6004") == "6000-6003"  # worlds 6000, 6001, 6002, 6003
+    assert worlds_tag("6000:6001") == "6000"
+    assert worlds_tag("1,5,9") == "1_5_9"
+    assert (worlds_tag(None), worlds_tag("stress")) == ("test", "stress")
+
+
+def test_headers_print_no_level_for_an_env_without_one():
+    from types import SimpleNamespace
+
+    from baselines.config import from_dict
+    from baselines.hivex_eval import format_hivex_results
+    from baselines.runner import describe_run
+
+    config = from_dict({"env_id": "OceanPlasticCollection-v0", "level": None, "num_agents": 3})
+    population = SimpleNamespace(
+        train=SimpleNamespace(env=SimpleNamespace(num_agents=3)), devices=[None], shard_axis="seeds"
+    )
+    header = describe_run(config, population, 1.0)
+    assert header.startswith("IPPO on OceanPlasticCollection-v0 (task 0): ") and "None" not in header
+    test_run = {"agent_steps": 100, "summary_freq": 50, "test_seed": 6000}
+    results = {"env_id": "OceanPlasticCollection-v0", "task": 0, "level": None, "test_run": test_run}
+    header = format_hivex_results({**results, "policies": {}}).splitlines()[0]
+    assert header.startswith("HIVEX protocol: OceanPlasticCollection-v0 task 0, ") and "None" not in header
