@@ -1,8 +1,10 @@
 """Extract every published HIVEX result table (reference §3) into `hivex_jax/eval/data/hivex_published.json`.
 
-    python scripts/extract_hivex_published.py /work/shared/reference/hivex.md
+    python scripts/extract_hivex_published.py REFERENCE.md
 
-The reference is not part of the repository, so its §3 numbers are copied once into package data. Output:
+REFERENCE.md is a Markdown transcription of HIVEX's published result tables (arXiv 2501.04180 and the
+`hivex-research/hivex-results` files; its §3); it is not part of the repository, so those numbers are
+copied once into package data. Output:
 `{"source": ..., "envs": {env_id: {"task_names": {task: name}, "levels": [...], "tables": [table, ...]}}}`;
 a table is `{title, kind, statistic, levels, rows: {task: {level: value}}}`, kind one of test_mean,
 train_mean, train_final, best_run, stat_test_mean (cumulative-reward tables have the statistic
