@@ -15,9 +15,11 @@ nothing from a request reaches the file system or is executed.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import dataclasses
 import json
+import math
 import secrets
 import time
 from collections.abc import Mapping
@@ -31,7 +33,8 @@ from starlette.exceptions import HTTPException
 
 from hivex_jax.serve.codec import decode_action, encode_info, encode_observation, to_json
 from hivex_jax.serve.guard import MAX_JSON_DEPTH, TransportGuard, json_depth
-from hivex_jax.serve.sessions import RequestError, Session, SessionPool
+from hivex_jax.serve.sessions import RequestError, ScriptedGrader, Session, SessionPool, params_digest
+from hivex_jax.wrappers.messages import MESSAGE_OPTIONS
 
 NUMBER = (int, float)
 
@@ -50,6 +53,8 @@ class ServeConfig:
     allowed_hosts: tuple[str, ...] | None = None  # Host header names accepted (DNS rebinding); None: any
     envs: tuple[str, ...] = ()  # the env ids served; empty = every registered id
     allow_static_options: bool = False  # reset options that change shapes (num_agents...): a pool each
+    max_sessions_per_client: int | None = None  # sessions one client address may hold; None: max_sessions
+    max_grade_steps: int = 5000  # scripted steps one grade plays at most (then marked incomplete)
 
 
 def _numeric(value: Any) -> bool:
@@ -73,8 +78,9 @@ class _Waiting:
 class PoolWorker:
     """Collects a pool's step requests and steps each batch in one call (see the module docstring)."""
 
-    def __init__(self, pool: SessionPool, window_s: float):
+    def __init__(self, pool: SessionPool, window_s: float, key: tuple = ()):
         self.pool = pool
+        self.key = key  # (env id, static options): the pool's name in `HivexServer.workers`
         self.window_s = window_s
         self.lock = asyncio.Lock()  # held around every change to the pool's device state
         self.waiting: list[_Waiting] = []
@@ -82,12 +88,22 @@ class PoolWorker:
         self.task: asyncio.Task | None = None
         self.batches = 0  # batched step calls made
         self.session_steps = 0  # session steps they advanced (session_steps / batches = mean batch size)
+        self.last_used = time.monotonic()  # pools with no session are evicted least recently used first
+        self.last_batch = -math.inf  # when a batch was last stepped (grades yield the CPU while recent)
+        self.opening = 0  # resets between choosing this pool and holding their slot
+        self.grading = 0  # scripted episodes being played on this pool's env
+
+    @property
+    def idle(self) -> bool:
+        """Whether nothing uses the pool: no session, no reset, step or grade in progress (evictable)."""
+        return not (self.pool.sessions or self.opening or self.waiting or self.grading)
 
     async def submit(self, session: Session, action: dict[str, np.ndarray]) -> dict[str, Any]:
         """Queue one step of `session`; resolves to its result row (or raises its `RequestError`)."""
         future = asyncio.get_running_loop().create_future()
         self.waiting.append(_Waiting(session, action, future))
         self.arrived.set()
+        self.last_used = time.monotonic()
         if self.task is None or self.task.done():
             self.task = asyncio.create_task(self._run())
         return await future
@@ -123,6 +139,7 @@ class PoolWorker:
                         go.append(w)
                 if not go:
                     continue
+                self.last_batch = time.monotonic()
                 try:
                     rows = await asyncio.to_thread(
                         self.pool.step, [w.session for w in go], [w.action for w in go]
@@ -133,6 +150,7 @@ class PoolWorker:
                     continue
             self.batches += 1
             self.session_steps += len(go)
+            self.last_batch = time.monotonic()
             for w, row in zip(go, rows, strict=True):
                 if not w.future.done():
                     w.future.set_result(row)
@@ -144,6 +162,19 @@ def _ended(session: Session) -> RequestError:
         f"session {session.session_id}: the episode ended at step {session.step}; "
         "POST /reset starts a new one",
     )
+
+
+def _one_line(exc: BaseException) -> str:
+    """An exception as one short line (its first line, at most 300 characters)."""
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return text[:300]
+
+
+#: reset options that are `make` options but not served: worlds from files or stress worlds (nothing from a
+#: request reaches the file system) and the message channel (a wrapper the server's pools do not build)
+NOT_SERVED_OPTIONS = ("world_files", "stress_worlds", *MESSAGE_OPTIONS)
+GRADE_CACHE_SIZE = 4096  # scripted episodes kept: (pool, world seed, params, step cap) -> totals
+GRADE_SLICE_S = 0.02  # a grade plays scripted steps in slices of about this long between batched steps
 
 
 class HivexServer:
@@ -159,6 +190,12 @@ class HivexServer:
             raise ValueError(f"unknown environment ids {unknown}; registered: {hivex_jax.registered_envs()}")
         self.sessions: dict[str, Session] = {}
         self.workers: dict[tuple, PoolWorker] = {}
+        self.building: dict[tuple, asyncio.Future] = {}  # pools being built (traced), by key
+        self.reserved: dict[str, int] = {}  # per client: resets holding a place before their session opens
+        self.grade_cache: collections.OrderedDict[tuple, dict[str, Any]] = collections.OrderedDict()
+        self.grades_running: dict[tuple, asyncio.Future] = {}  # by cache key: one episode for all askers
+        self.grading_clients: set[str] = set()  # clients with a grade being played (one each)
+        self._grade_turn: asyncio.Lock | None = None  # one grade slice runs at a time, server-wide
 
     # ------------------------------------------------------------------------------------- describe
     def describe(self, env_id: str) -> dict[str, Any]:
@@ -197,8 +234,19 @@ class HivexServer:
         session.touch()
         return session
 
+    def _worker_of(self, session: Session) -> PoolWorker:
+        worker = next((w for w in self.workers.values() if w.pool is session.pool), None)
+        if worker is None:  # cannot happen while the session is open (pools with sessions are kept)
+            raise RequestError(404, f"session {session.session_id} was closed")
+        return worker
+
+    @property
+    def per_client_limit(self) -> int:
+        """The most sessions one client (address) may hold (`max_sessions_per_client`, else all)."""
+        return self.config.max_sessions_per_client or self.config.max_sessions
+
     # -------------------------------------------------------------------------------------- requests
-    async def reset(self, body: Mapping[str, Any]) -> dict[str, Any]:
+    async def reset(self, body: Mapping[str, Any], client: str = "local") -> dict[str, Any]:
         """Open a session: `{env_id, task?, level?, world_seed? (or seed), options?, visual_encoding?}`."""
         import hivex_jax
         from hivex_jax.core.registry import spec
@@ -217,6 +265,13 @@ class HivexServer:
         options = body.get("options", {})
         if not isinstance(options, Mapping):
             raise RequestError(400, f"options must be an object of option: value; got {options!r}")
+        not_served = sorted(set(options) & set(NOT_SERVED_OPTIONS))
+        if not_served:
+            raise RequestError(
+                400,
+                f"options {not_served} are not served: worlds from files, stress worlds and the message "
+                "channel are in-process options of hivex_jax.make (docs/serve.md)",
+            )
         for name, value in options.items():
             if not _numeric(value):
                 raise RequestError(
@@ -234,29 +289,47 @@ class HivexServer:
                 f"options {sorted(static)} change array shapes (a new compiled program each); "
                 "the server accepts them only when started with --allow-static-options",
             )
-        try:
+        try:  # make checks every option against its bounds (static ones included) before anything compiles
             env, params = hivex_jax.make(env_id, **options)
             params = env.variant_params(params, task=body.get("task"), level=body.get("level"))
             env.validate_params(params)
-        except (KeyError, TypeError, ValueError) as exc:
-            raise RequestError(400, str(exc)) from exc
-        if len(self.sessions) >= self.config.max_sessions:
+        except (KeyError, TypeError, ValueError, OverflowError) as exc:
+            raise RequestError(400, _one_line(exc)) from exc
+        # the place is taken now, before anything awaits (compiling a pool takes seconds), and given back
+        # if the reset fails: concurrent resets can never open more than the limits
+        if len(self.sessions) + sum(self.reserved.values()) >= self.config.max_sessions:
             raise RequestError(429, f"the server holds its maximum of {self.config.max_sessions} sessions")
-        worker = self._worker(env_id, static)
-        session = Session(
-            session_id=secrets.token_hex(8),
-            pool=worker.pool,
-            slot=-1,
-            env_id=env_id,
-            world_seed=world_seed,
-            task=int(params.task),
-            level=None if env.level_field is None else int(getattr(params, env.level_field)),
-            options=dict(options),
-            params=params,
-            visual_encoding=encoding,
-        )
-        async with worker.lock:
-            obs = await asyncio.to_thread(worker.pool.open, session)
+        held = sum(s.client == client for s in self.sessions.values()) + self.reserved.get(client, 0)
+        if held >= self.per_client_limit:
+            raise RequestError(
+                429, f"client {client} holds its quota of {self.per_client_limit} sessions; close one first"
+            )
+        self.reserved[client] = self.reserved.get(client, 0) + 1
+        try:
+            worker = await self._worker(env_id, static)
+            try:
+                session = Session(
+                    session_id=secrets.token_hex(8),
+                    pool=worker.pool,
+                    slot=-1,
+                    env_id=env_id,
+                    world_seed=world_seed,
+                    task=int(params.task),
+                    level=None if env.level_field is None else int(getattr(params, env.level_field)),
+                    options=dict(options),
+                    params=params,
+                    visual_encoding=encoding,
+                    client=client,
+                )
+                async with worker.lock:
+                    obs = await asyncio.to_thread(worker.pool.open, session)
+            finally:
+                worker.opening -= 1
+        finally:
+            self.reserved[client] -= 1
+            if not self.reserved[client]:
+                del self.reserved[client]
+        session.touch()  # the idle timeout counts from the end of the first reset (compiling included)
         self.sessions[session.session_id] = session
         return {
             "session_id": session.session_id,
@@ -266,22 +339,52 @@ class HivexServer:
             "info": self._session_info(session),
         }
 
-    def _worker(self, env_id: str, static: dict[str, Any]) -> PoolWorker:
+    async def _worker(self, env_id: str, static: dict[str, Any]) -> PoolWorker:
+        """The pool of `(env_id, static)`, built (off the event loop) if new; counts one reset opening."""
+        key = (env_id, tuple(sorted((k, json.dumps(v)) for k, v in static.items())))
+        while key not in self.workers:
+            if key in self.building:  # another reset is building it: wait for that one
+                with contextlib.suppress(Exception):
+                    await asyncio.shield(self.building[key])
+                continue
+            if len(self.workers) + len(self.building) >= self.config.max_pools:
+                self._evict_pool()
+            built = asyncio.get_running_loop().create_future()
+            self.building[key] = built
+            try:
+                pool = await asyncio.to_thread(self._build_pool, env_id, static)
+            except Exception as exc:
+                built.set_exception(exc)
+                built.exception()  # retrieved: waiters retry on their own
+                if not static:
+                    raise
+                raise RequestError(400, f"{env_id} with options {static}: {_one_line(exc)}") from exc
+            finally:
+                del self.building[key]
+            self.workers[key] = PoolWorker(pool, self.config.batch_window_s, key)
+            built.set_result(None)
+        worker = self.workers[key]
+        worker.opening += 1
+        worker.last_used = time.monotonic()
+        return worker
+
+    def _build_pool(self, env_id: str, static: dict[str, Any]) -> SessionPool:
         import hivex_jax
 
-        key = (env_id, tuple(sorted((k, json.dumps(v)) for k, v in static.items())))
-        if key not in self.workers:
-            if len(self.workers) >= self.config.max_pools:
-                raise RequestError(
-                    429,
-                    f"the server already compiled {self.config.max_pools} (env_id, static options) "
-                    "combinations; use one of them",
-                )
-            env, params = hivex_jax.make(env_id, **static)
-            limit = _power_of_two_at_least(self.config.max_sessions)
-            pool = SessionPool(env, params, min(self.config.initial_slots, limit), limit)
-            self.workers[key] = PoolWorker(pool, self.config.batch_window_s)
-        return self.workers[key]
+        env, params = hivex_jax.make(env_id, **static)
+        limit = _power_of_two_at_least(self.config.max_sessions)
+        return SessionPool(env, params, min(self.config.initial_slots, limit), limit)
+
+    def _evict_pool(self) -> None:
+        """Drop the least recently used pool that nothing uses (its compiled programs go with it)."""
+        idle = [w for w in self.workers.values() if w.idle]
+        if not idle:
+            raise RequestError(
+                429,
+                f"the server holds {self.config.max_pools} compiled (env_id, static options) pools, each "
+                "with open sessions; close sessions or use one of them",
+            )
+        del self.workers[min(idle, key=lambda w: w.last_used).key]
 
     def _session_info(self, session: Session) -> dict[str, Any]:
         return {
@@ -305,8 +408,7 @@ class HivexServer:
             raise RequestError(400, "step needs an 'action'")
         env = session.pool.env
         action = decode_action(env, body["action"])
-        worker = next(w for w in self.workers.values() if w.pool is session.pool)
-        row = await worker.submit(session, action)
+        row = await self._worker_of(session).submit(session, action)
         info = encode_info(env, row["info"])
         info["step"] = session.step
         return {
@@ -321,7 +423,7 @@ class HivexServer:
     async def state(self, session_id: str) -> dict[str, Any]:
         """Everything about a session, what agents do not observe included (for graders)."""
         session = self.session(session_id)
-        worker = next(w for w in self.workers.values() if w.pool is session.pool)
+        worker = self._worker_of(session)
         async with worker.lock:
             state = await asyncio.to_thread(session.pool.state_of, session)
         return {
@@ -345,19 +447,50 @@ class HivexServer:
             "stats": {k: float(np.mean(v)) for k, v in session.stats.items()},
         }
 
-    async def grade(self, session_id: str) -> dict[str, Any]:
-        """The episode's statistics and its return as a fraction of the scripted controller's return."""
+    async def grade(self, session_id: str, client: str = "local") -> dict[str, Any]:
+        """The episode's statistics and its return as a fraction of the scripted controller's return.
+
+        The scripted episode plays at most `max_grade_steps` steps, in short slices between the pools'
+        batched steps (never holding a pool); one grade per client at a time (429 otherwise); results
+        are cached by (pool, world seed, params, step cap), so a repeated grade costs nothing."""
         session = self.session(session_id)
-        worker = next(w for w in self.workers.values() if w.pool is session.pool)
-        async with worker.lock:
-            totals = await asyncio.to_thread(session.pool.scripted_totals, session)
-        episode = self._episode(session)
+        worker = self._worker_of(session)
         out: dict[str, Any] = {"session_id": session.session_id, **self._session_info(session)}
-        out["episode"] = episode
-        if totals is None:
+        out["episode"] = episode = self._episode(session)
+        grader = worker.pool.grader
+        if grader is None:
             out["scripted"] = None
             out["fraction_of_scripted"] = None
             return out
+        params = worker.pool.cast_params(session.params)
+        cap = min(int(params.max_steps), self.config.max_grade_steps)
+        key = (worker.key, session.world_seed, params_digest(params), cap)
+        cached = key in self.grade_cache
+        if cached:
+            self.grade_cache.move_to_end(key)
+            totals = self.grade_cache[key]
+        else:
+            running = self.grades_running.get(key)
+            if running is None:  # a new scripted episode: this client's one grade in flight
+                if client in self.grading_clients:
+                    raise RequestError(
+                        429, f"client {client} already has a grade running; one at a time per client"
+                    )
+                running = asyncio.ensure_future(self._play_scripted(worker, grader, params, session, cap))
+                self.grading_clients.add(client)
+                self.grades_running[key] = running
+
+                def finished(task: asyncio.Future, key: tuple = key, client: str = client) -> None:
+                    # even if the asking request was dropped: the grade counts until its episode ends
+                    self.grading_clients.discard(client)
+                    self.grades_running.pop(key, None)
+                    if not task.cancelled() and task.exception() is None:
+                        self.grade_cache[key] = task.result()
+                        while len(self.grade_cache) > GRADE_CACHE_SIZE:
+                            self.grade_cache.popitem(last=False)
+
+                running.add_done_callback(finished)
+            totals = await asyncio.shield(running)
         names = session.pool.env.reward_term_names
         scripted_return = float(np.mean(totals["return"]))
         out["scripted"] = {
@@ -366,9 +499,44 @@ class HivexServer:
             "return_per_agent": to_json(totals["return"]),
             "reward_terms": {n: float(np.mean(totals["reward_terms"][:, k])) for k, n in enumerate(names)},
             "stats": {k: float(np.mean(v)) for k, v in totals["stats"].items()},
+            "complete": totals["complete"],
+            "step_cap": cap,
+            "cached": cached,
         }
-        out["fraction_of_scripted"] = episode["return"] / scripted_return if scripted_return else None
+        # against a scripted episode cut at the step cap, or of return 0, there is no fraction
+        comparable = totals["complete"] and scripted_return != 0
+        out["fraction_of_scripted"] = episode["return"] / scripted_return if comparable else None
         return out
+
+    async def _play_scripted(
+        self, worker: PoolWorker, grader: ScriptedGrader, params: Any, session: Session, cap: int
+    ) -> dict[str, Any]:
+        """The scripted episode on `session`'s world, at most `cap` steps, in slices of about
+        `GRADE_SLICE_S` (one slice at a time server-wide; while any pool is stepping, a grade waits as
+        long as its slice took before the next, so steps keep at least half the time)."""
+        if self._grade_turn is None:
+            self._grade_turn = asyncio.Lock()
+        worker.grading += 1
+        try:
+            async with self._grade_turn:
+                carry = await asyncio.to_thread(grader.start, params, np.uint32(session.world_seed))
+            length, done, slice_steps = 0, False, 1
+            while not done and length < cap:
+                async with self._grade_turn:
+                    began = time.perf_counter()
+                    limit = min(length + slice_steps, cap)
+                    carry, length, done = await asyncio.to_thread(grader.play, carry, params, limit)
+                    spent = time.perf_counter() - began
+                if spent < GRADE_SLICE_S / 2:
+                    slice_steps *= 2
+                elif spent > GRADE_SLICE_S:
+                    slice_steps = max(1, slice_steps // 2)
+                now = time.monotonic()
+                stepping = any(now - w.last_batch < 0.1 or w.waiting for w in self.workers.values())
+                await asyncio.sleep(spent if stepping else 0)
+            return {**grader.totals(carry), "complete": bool(done)}
+        finally:
+            worker.grading -= 1
 
     async def close(self, session_id: str) -> dict[str, Any]:
         """End a session and free its slot."""
@@ -377,7 +545,7 @@ class HivexServer:
         return {"session_id": session.session_id, "closed": True, "length": session.step}
 
     async def _close(self, session: Session) -> None:
-        worker = next(w for w in self.workers.values() if w.pool is session.pool)
+        worker = self._worker_of(session)
         async with worker.lock:
             session.pool.close(session)
         self.sessions.pop(session.session_id, None)
@@ -387,8 +555,14 @@ class HivexServer:
         now = time.monotonic()
         idle = [s for s in self.sessions.values() if now - s.last_used > self.config.idle_timeout_s]
         for session in idle:
-            await self._close(session)
+            if session.session_id in self.sessions:  # not closed by a request meanwhile
+                await self._close(session)
         return len(idle)
+
+
+def _client(request: Any) -> str:
+    """Who sent `request`, for the per-client quotas: the peer's address."""
+    return request.client.host if request.client else "unknown"
 
 
 def create_app(config: ServeConfig | None = None, *, token: str | None = None) -> Any:
@@ -466,6 +640,7 @@ def create_app(config: ServeConfig | None = None, *, token: str | None = None) -
                 "sessions": len(w.pool.sessions),
                 "batches": w.batches,
                 "session_steps": w.session_steps,
+                "grading": w.grading,
             }
             for key, w in server.workers.items()
         ]
@@ -491,7 +666,7 @@ def create_app(config: ServeConfig | None = None, *, token: str | None = None) -
 
     @app.post("/reset")
     async def reset(request: Request) -> JSONResponse:
-        return JSONResponse(await server.reset(await json_body(request)))
+        return JSONResponse(await server.reset(await json_body(request), client=_client(request)))
 
     @app.post("/step")
     async def step(request: Request) -> JSONResponse:
@@ -502,8 +677,8 @@ def create_app(config: ServeConfig | None = None, *, token: str | None = None) -
         return JSONResponse(await server.state(session_id))
 
     @app.post("/grade/{session_id}")
-    async def grade(session_id: str) -> JSONResponse:
-        return JSONResponse(await server.grade(session_id))
+    async def grade(session_id: str, request: Request) -> JSONResponse:
+        return JSONResponse(await server.grade(session_id, client=_client(request)))
 
     @app.delete("/session/{session_id}")
     async def close(session_id: str) -> dict[str, Any]:

@@ -9,7 +9,8 @@ bytes) when the session asked for `visual_encoding: "base64"`.
 
 Action of one session: a list with one entry per agent, or a dict keyed by agent id (`agent_0`, ...)
 with every agent; each entry `{"continuous": [C floats], "discrete": [B ints]}` (a part of width 0 may be
-left out). Continuous values outside [-1, 1] are clipped by the environment; discrete choices must be
+left out). Continuous values follow the library's one rule (`continuous_action`): NaN becomes 0 and
+anything outside [-1, 1] (huge values and +-Infinity included) is clipped to it; discrete choices must be
 in [0, branch size).
 """
 
@@ -95,9 +96,23 @@ def _numbers(values: Any, width: int, where: str, integer: bool) -> list:
         ok = isinstance(v, int) if integer else isinstance(v, int | float)
         if isinstance(v, bool) or not ok:
             raise RequestError(400, f"{where} must hold {kind}; got {v!r}")
-        if not integer and not math.isfinite(v):
-            raise RequestError(400, f"{where} must hold finite numbers; got {v!r}")
     return values
+
+
+def _float(v: int | float) -> float:
+    """`v` as a Python float; an integer beyond float range becomes the infinity of its sign."""
+    try:
+        return float(v)
+    except OverflowError:
+        return math.inf if v > 0 else -math.inf
+
+
+def continuous_action(values: list) -> np.ndarray:
+    """Continuous action values as float32 by the one rule (docs/serve.md): NaN -> 0, everything else
+    clipped to the action bounds [-1, 1], so +-Infinity and values beyond float32 become +-1, not
+    +-inf (which float32 would make them) or 0."""
+    wide = np.asarray([_float(v) for v in values], np.float64)
+    return np.clip(np.nan_to_num(wide, nan=0.0, posinf=1.0, neginf=-1.0), -1.0, 1.0).astype(np.float32)
 
 
 def decode_action(env: Any, action: Any) -> dict[str, np.ndarray]:
@@ -136,7 +151,7 @@ def decode_action(env: Any, action: Any) -> dict[str, np.ndarray]:
             if part not in entry and width:
                 raise RequestError(400, f"{where} is missing '{part}' ({width} entries)")
         if c:
-            continuous[i] = _numbers(entry["continuous"], c, f"{where}.continuous", integer=False)
+            continuous[i] = continuous_action(_numbers(entry["continuous"], c, f"{where}.continuous", False))
         elif entry.get("continuous", []) != []:
             raise RequestError(
                 400, f"{where}.continuous must be empty: {env.env_id} has no continuous action"

@@ -51,6 +51,7 @@ class Session:
     options: dict[str, Any]
     params: Any  # the session's EnvParams (numpy leaves)
     visual_encoding: str = "list"
+    client: str = "local"  # who opened it (the client's address): the per-client session quota counts these
     step: int = 0
     done: bool = False
     closed: bool = False
@@ -92,8 +93,7 @@ class SessionPool:
         self.episode_keys = np.zeros((capacity, 2), np.uint32)
         self._reset = jax.jit(self._reset_slot, donate_argnums=(0, 1))
         self._step = jax.jit(self._step_slots, donate_argnums=(0,))
-        self._scripted = jax.jit(self._scripted_episode)
-        self._scripted_cache: dict[tuple[int, str], dict[str, Any]] = {}
+        self._grader: ScriptedGrader | None = None  # built (and compiled) on the first grade
 
     # ------------------------------------------------------------------------------ compiled parts
     def _reset_slot(self, states: Any, params: Any, slot: jax.Array, world_seed: jax.Array, slot_params: Any):
@@ -112,43 +112,6 @@ class SessionPool:
             return jnp.where(mask.reshape((-1,) + (1,) * (new.ndim - 1)), new, old)
 
         return jax.tree.map(keep, new_states, states), (obs, reward, terminated, truncated, info)
-
-    def _scripted_episode(self, params: Any, world_seed: jax.Array) -> dict[str, jax.Array]:
-        """The scripted controller's episode on `world_seed` with the session key rule: totals."""
-        env, policy = self.env, find_scripted_policy(self.env)
-        obs, state = env.reset(world_key(world_seed), params)
-        episode_key = adapter_episode_key(world_seed)
-        a, k = env.num_agents, len(env.reward_term_names)
-        info_shape = jax.eval_shape(
-            lambda: env.step(episode_key, state, env.action_space().noop(), params)[5]
-        )
-        totals = {
-            "return": jnp.zeros(a, jnp.float32),
-            "length": jnp.zeros((), jnp.int32),
-            "reward_terms": jnp.zeros((a, k), jnp.float32),
-            "stats": jax.tree.map(lambda s: jnp.zeros(s.shape, jnp.float32), info_shape.get("stats", {})),
-        }
-
-        def cond(carry):
-            _, _, totals, done = carry
-            return ~done & (totals["length"] < params.max_steps)
-
-        def body(carry):
-            obs, state, totals, _ = carry
-            key = adapter_step_key(episode_key, totals["length"])
-            obs, state, reward, _, _, info = env.step(key, state, policy(obs, params), params)
-            totals = {
-                "return": totals["return"] + reward,
-                "length": totals["length"] + 1,
-                "reward_terms": totals["reward_terms"] + info.get("reward_terms", 0.0),
-                "stats": jax.tree.map(
-                    lambda x, y: x + y.astype(jnp.float32), totals["stats"], info.get("stats", {})
-                ),
-            }
-            return obs, state, totals, info["done"]
-
-        _, _, totals, _ = jax.lax.while_loop(cond, body, (obs, state, totals, jnp.zeros((), bool)))
-        return totals
 
     # ----------------------------------------------------------------------------------- host side
     @property
@@ -242,16 +205,84 @@ class SessionPool:
         """The full (hidden) environment state of `session`, numpy leaves."""
         return jax.tree.map(lambda rows: np.asarray(rows[session.slot]), self.states)
 
-    def scripted_totals(self, session: Session) -> dict[str, Any] | None:
-        """The scripted controller's episode totals on `session`'s world and params (cached), or None."""
-        if find_scripted_policy(self.env) is None:
-            return None
-        params = self.cast_params(session.params)
-        digest = hashlib.sha256(b"".join(x.tobytes() for x in jax.tree.leaves(params))).hexdigest()
-        key = (session.world_seed, digest)
-        if key not in self._scripted_cache:
-            if len(self._scripted_cache) >= 4096:  # bounded memory: worlds x params graded
-                self._scripted_cache.clear()
-            totals = self._scripted(params, np.uint32(session.world_seed))
-            self._scripted_cache[key] = jax.tree.map(np.asarray, totals)
-        return self._scripted_cache[key]
+    @property
+    def grader(self) -> ScriptedGrader | None:
+        """The scripted controller's sliced episode for this pool's env, or None when it has none."""
+        if self._grader is None and find_scripted_policy(self.env) is not None:
+            self._grader = ScriptedGrader(self.env)
+        return self._grader
+
+
+def params_digest(params: Any) -> str:
+    """A digest of every leaf of `params` (numpy, cast to the pool's template): the grade cache's key."""
+    return hashlib.sha256(
+        b"".join(np.ascontiguousarray(x).tobytes() for x in jax.tree.leaves(params))
+    ).hexdigest()
+
+
+class ScriptedGrader:
+    """The scripted controller's episode on a world, with the session key rule, played in slices.
+
+    `start` resets the world; `advance(carry, params, limit)` plays scripted steps until the episode
+    ends or `limit` steps are played in all. The limit is an argument, not a constant, so one compiled
+    program plays slices of any length: the server plays a long episode in short slices between the
+    pools' batched steps instead of in one call that would hold the CPU for the whole episode.
+    Carry: `(obs, state, totals, done, episode_key)`; totals `{return f32[A], length i32,
+    reward_terms f32[A, K], stats}`, summed over the steps played.
+    """
+
+    def __init__(self, env: Any):
+        self.env = env
+        self.policy = find_scripted_policy(env)
+        self.start = jax.jit(self._start)
+        self.advance = jax.jit(self._advance, donate_argnums=(0,))
+
+    def _start(self, params: Any, world_seed: jax.Array) -> tuple:
+        env = self.env
+        obs, state = env.reset(world_key(world_seed), params)
+        episode_key = adapter_episode_key(world_seed)
+        a, k = env.num_agents, len(env.reward_term_names)
+        info_shape = jax.eval_shape(
+            lambda: env.step(episode_key, state, env.action_space().noop(), params)[5]
+        )
+        totals = {
+            "return": jnp.zeros(a, jnp.float32),
+            "length": jnp.zeros((), jnp.int32),
+            "reward_terms": jnp.zeros((a, k), jnp.float32),
+            "stats": jax.tree.map(lambda s: jnp.zeros(s.shape, jnp.float32), info_shape.get("stats", {})),
+        }
+        return obs, state, totals, jnp.zeros((), bool), episode_key
+
+    def _advance(self, carry: tuple, params: Any, limit: jax.Array) -> tuple:
+        env, policy = self.env, self.policy
+        episode_key = carry[4]
+
+        def cond(carry):
+            _, _, totals, done, _ = carry
+            return ~done & (totals["length"] < limit)
+
+        def body(carry):
+            obs, state, totals, _, _ = carry
+            key = adapter_step_key(episode_key, totals["length"])
+            obs, state, reward, _, _, info = env.step(key, state, policy(obs, params), params)
+            totals = {
+                "return": totals["return"] + reward,
+                "length": totals["length"] + 1,
+                "reward_terms": totals["reward_terms"] + info.get("reward_terms", 0.0),
+                "stats": jax.tree.map(
+                    lambda x, y: x + y.astype(jnp.float32), totals["stats"], info.get("stats", {})
+                ),
+            }
+            return obs, state, totals, info["done"], episode_key
+
+        return jax.lax.while_loop(cond, body, carry)
+
+    def play(self, carry: tuple, params: Any, limit: int) -> tuple[tuple, int, bool]:
+        """`advance` to `limit` steps in all, waiting for it: (carry, steps played, episode ended)."""
+        carry = self.advance(carry, params, np.int32(limit))
+        return carry, int(carry[2]["length"]), bool(carry[3])
+
+    @staticmethod
+    def totals(carry: tuple) -> dict[str, Any]:
+        """The carry's totals as numpy."""
+        return jax.tree.map(np.asarray, carry[2])
