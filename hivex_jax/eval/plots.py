@@ -155,7 +155,7 @@ def learning_curve(
     ax.set_xlabel("env steps per seed")
     ax.set_ylabel(train_label)
     ax.grid(alpha=0.3)
-    ax.legend(*_limit_axis(ax, limits, clipped, band=True), loc="lower right", fontsize=8)
+    ax.legend(*_limit_axis(ax, limits, clipped, band=True), loc="best", fontsize=8)
     if has_eval:
         ax = axes[0, 1]
         eval_values = {k: np.atleast_2d(np.asarray(v, np.float64)) for k, v in eval_values.items()}
@@ -171,7 +171,7 @@ def learning_curve(
         ax.set_xlabel("env steps per seed")
         ax.set_ylabel(eval_label)
         ax.grid(alpha=0.3)
-        ax.legend(*_limit_axis(ax, limits, clipped, band=True), loc="lower right", fontsize=8)
+        ax.legend(*_limit_axis(ax, limits, clipped, band=True), loc="best", fontsize=8)
     if title:
         fig.suptitle(title)
     fig.tight_layout()
@@ -204,13 +204,15 @@ def per_world_returns(path: str | Path, results: Mapping[str, Any], title: str =
     )
     limits = data_limits(*returns.values())  # every seed's return; a wider CI is clipped and marked
     clipped = False
+    trained = [n for n in names if returns[n].shape[0] > 1]
     for i, name in enumerate(names):
         values = returns[name][:, order]
         seeds = values.shape[0]
         if seeds > 1:
             mean, half = mean_ci95(values, axis=0)
             label = f"{name} (mean, Student-t 95% CI over {seeds} seeds)"
-            clipped |= _intervals(ax, x, mean, half, limits, f"C{i}", label, fmt="o", ms=3, capsize=2)
+            dodge = (trained.index(name) - (len(trained) - 1) / 2) * 0.15  # side by side, not on top
+            clipped |= _intervals(ax, x + dodge, mean, half, limits, f"C{i}", label, fmt="o", ms=3, capsize=2)
         else:
             ax.plot(
                 x, values[0], {"scripted": "s", "random": "x"}.get(name, "o"), ms=4, color=f"C{i}", label=name
