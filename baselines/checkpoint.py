@@ -6,17 +6,30 @@ never stopped (same backend and device count).
 Writes are atomic: orbax writes `checkpoints/<step>.orbax-checkpoint-tmp/` and commits it with one
 rename to `checkpoints/<step>/`; listing and restoring see committed steps only, so a process killed
 mid-write leaves the previous checkpoint as the latest, and the next save removes the leftover.
+
+Restores are verified: after a save, `checkpoints/<step>/hivex_checksums.json` records the size and
+sha256 of every file of the step (written to a temporary name and renamed into place). A restore
+checks them before orbax reads anything (orbax's own checks follow); a step that fails either is
+damaged, and a restore of the latest checkpoint falls back to the newest intact one, saying so in one
+line. A step without the record (written before it existed, or killed between commit and record)
+has orbax's checks only.
 """
 
 from __future__ import annotations
 
 import asyncio
+import gc
+import hashlib
 import json
+import logging
 import math
 import os
 import platform
+import shutil
 import subprocess
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +41,14 @@ import hivex_jax
 from hivex_jax.core.errors import UserError
 
 CHECKPOINT_DIR = "checkpoints"
+#: the record of a step's files, inside the step's folder
+CHECKSUMS_FILE = "hivex_checksums.json"
+#: where a resuming run moves its damaged steps (beside `checkpoints/`, out of orbax's sight)
+DAMAGED_DIR = "damaged_checkpoints"
+
+
+class DamagedCheckpointError(UserError):
+    """No checkpoint of the run is intact (each failed its checksums or orbax's checks)."""
 
 
 def provenance(config_dict: dict[str, Any]) -> dict[str, Any]:
@@ -104,56 +125,240 @@ def save(run_dir: str | Path, step: int, state: Any, meta: dict[str, Any]) -> Pa
     )
     manager.wait_until_finished()
     manager.close()
+    if jax.process_index() == 0:  # every process's files are in the shared folder once committed
+        write_checksums(Path(run_dir).resolve() / CHECKPOINT_DIR / str(step))
     return Path(run_dir) / CHECKPOINT_DIR / str(step)
 
 
-def latest_step(run_dir: str | Path) -> int | None:
-    """The newest checkpoint's step, or None."""
-    if not (Path(run_dir) / CHECKPOINT_DIR).exists():
+def _file_digests(step_dir: Path) -> dict[str, dict[str, Any]]:
+    """`{path relative to step_dir: {"size", "sha256"}}` of every file of the step but the record."""
+    digests = {}
+    for path in sorted(p for p in step_dir.rglob("*") if p.is_file()):
+        name = path.relative_to(step_dir).as_posix()
+        if name == CHECKSUMS_FILE or name.startswith(CHECKSUMS_FILE + "."):
+            continue
+        sha = hashlib.sha256()
+        with path.open("rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                sha.update(block)
+        digests[name] = {"size": path.stat().st_size, "sha256": sha.hexdigest()}
+    return digests
+
+
+def write_checksums(step_dir: Path) -> None:
+    """Record the size and sha256 of every file of committed step `step_dir`, atomically."""
+    record = {"algorithm": "sha256", "files": _file_digests(step_dir)}
+    tmp = step_dir / f"{CHECKSUMS_FILE}.tmp"
+    with tmp.open("w") as f:
+        json.dump(record, f, indent=0)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, step_dir / CHECKSUMS_FILE)
+
+
+def damage(run_dir: str | Path, step: int) -> str | None:
+    """Why checkpoint `step` fails its checksum record (a few words naming the file), or None if it
+    passes or has no record."""
+    step_dir = Path(run_dir).resolve() / CHECKPOINT_DIR / str(step)
+    record_path = step_dir / CHECKSUMS_FILE
+    if not record_path.exists():
         return None
-    manager = _manager(run_dir)
-    step = manager.latest_step()
-    manager.close()
-    return step
+    try:
+        expected = json.loads(record_path.read_text())["files"]
+        if not isinstance(expected, dict):
+            raise TypeError(type(expected).__name__)
+    except (OSError, ValueError, KeyError, TypeError):  # ValueError covers bad JSON and bad UTF-8
+        return f"unreadable {CHECKSUMS_FILE}"
+    try:
+        actual = _file_digests(step_dir)
+    except OSError as error:  # unreadable, or moved aside by another process meanwhile
+        return f"unreadable file: {_first_line(error)}"
+    for name, want in expected.items():
+        if name not in actual:
+            return f"missing file {name}"
+        if actual[name] != want:
+            return f"checksum mismatch in {name}"
+    return None
+
+
+def latest_step(run_dir: str | Path) -> int | None:
+    """The newest committed checkpoint's step (intact or not), or None."""
+    steps = committed_steps(run_dir)
+    return steps[0] if steps else None
+
+
+def committed_steps(run_dir: str | Path) -> list[int]:
+    """The steps of the committed checkpoints, newest first."""
+    if not (Path(run_dir) / CHECKPOINT_DIR).exists():
+        return []
+    with _orbax_quiet():
+        manager = _manager(run_dir)
+        steps = sorted(manager.all_steps(), reverse=True)
+        manager.close()
+    return steps
+
+
+@contextmanager
+def _orbax_quiet() -> Iterator[None]:
+    """Silence orbax's log lines and its stray asyncio tracebacks while reading a checkpoint that may
+    be damaged: the damage is reported in one line by the caller instead."""
+    loggers = [logging.getLogger(name) for name in ("absl", "asyncio")]
+    levels, hooks = [logger.level for logger in loggers], (sys.unraisablehook, sys.excepthook)
+    for logger in loggers:
+        logger.setLevel(logging.CRITICAL)
+    sys.unraisablehook, sys.excepthook = (lambda *_: None), (lambda *_: None)
+    try:
+        yield
+    except BaseException:
+        gc.collect()  # abandoned reads of a failed restore report now, while silenced
+        raise
+    finally:
+        for logger, level in zip(loggers, levels, strict=True):
+            logger.setLevel(level)
+        sys.unraisablehook, sys.excepthook = hooks
+
+
+def _read_meta_file(run_dir: str | Path, step: int) -> dict[str, Any]:
+    path = Path(run_dir).resolve() / CHECKPOINT_DIR / str(step) / "meta" / "metadata"
+    meta = json.loads(path.read_text())
+    if not isinstance(meta, dict):
+        raise ValueError(f"{path} holds a {type(meta).__name__}, not a JSON object")
+    return meta
+
+
+def _damaged_line(run_dir: str | Path, damaged: list[tuple[int, str]]) -> str:
+    """`checkpoint step 40 in runs/x/checkpoints is damaged (why)` for one or more steps."""
+    where = Path(run_dir) / CHECKPOINT_DIR
+    if len(damaged) == 1:
+        return f"checkpoint step {damaged[0][0]} in {where} is damaged ({damaged[0][1]})"
+    listed = "; ".join(f"step {step}: {why}" for step, why in damaged)
+    steps = ", ".join(str(step) for step, _ in damaged)
+    return f"checkpoint steps {steps} in {where} are damaged ({listed})"
+
+
+def _no_intact(run_dir: str | Path, damaged: list[tuple[int, str]]) -> DamagedCheckpointError:
+    return DamagedCheckpointError(
+        f"{_damaged_line(run_dir, damaged)}; no intact checkpoint is left: train the run again "
+        "(under another name, or after removing the run folder)"
+    )
 
 
 def read_meta(run_dir: str | Path, step: int | None = None) -> dict[str, Any]:
-    """The JSON record of checkpoint `step` (default: latest)."""
-    step = latest_step(run_dir) if step is None else step
-    if step is None:
+    """The JSON record of checkpoint `step` (default: the newest whose checksums and record are
+    intact; `DamagedCheckpointError` if none is)."""
+    steps = committed_steps(run_dir) if step is None else [step]
+    if not steps:
         raise FileNotFoundError(f"no checkpoint under {Path(run_dir) / CHECKPOINT_DIR}")
-    path = Path(run_dir).resolve() / CHECKPOINT_DIR / str(step) / "meta" / "metadata"
-    return json.loads(path.read_text())
+    damaged: list[tuple[int, str]] = []
+    for candidate in steps:
+        why = damage(run_dir, candidate)
+        if why is None:
+            try:
+                return _read_meta_file(run_dir, candidate)
+            except (OSError, ValueError) as error:  # ValueError covers bad JSON and bad UTF-8
+                why = f"unreadable meta/metadata: {_first_line(error)}"
+        damaged.append((candidate, why))
+    raise _no_intact(run_dir, damaged)
 
 
-def restore(run_dir: str | Path, abstract_state: Any, step: int | None = None) -> tuple[Any, dict[str, Any]]:
-    """`(state, meta)` of checkpoint `step` (default: latest), shaped/sharded like `abstract_state`
-    (a pytree of `jax.ShapeDtypeStruct`, e.g. from `jax.eval_shape`)."""
-    manager = _manager(run_dir)
-    step = manager.latest_step() if step is None else step
-    if step is None:
+def _first_line(error: BaseException) -> str:
+    text = " ".join(str(error).split()) or type(error).__name__
+    return text if len(text) <= 160 else text[:157] + "..."
+
+
+def restore(
+    run_dir: str | Path,
+    abstract_state: Any,
+    step: int | None = None,
+    check: Callable[[dict[str, Any]], None] | None = None,
+    log: Callable[[str], None] | None = None,
+    set_aside_damaged: bool = False,
+) -> tuple[Any, dict[str, Any]]:
+    """`(state, meta)` of checkpoint `step`, shaped/sharded like `abstract_state` (a pytree of
+    `jax.ShapeDtypeStruct`, e.g. from `jax.eval_shape`).
+
+    Default `step`: the newest intact checkpoint; newer damaged ones (failing their checksums or
+    orbax's checks) are reported in one line to `log` (default: stderr), and with `set_aside_damaged`
+    (the training process resuming) moved to `damaged_checkpoints/` so new saves can take their steps.
+    `check(meta)` runs on a checkpoint's record before its arrays are read (its errors propagate).
+    A damaged `step` given explicitly, or no intact checkpoint: `DamagedCheckpointError`, one line."""
+    steps = committed_steps(run_dir) if step is None else [step]
+    if not steps:
         raise FileNotFoundError(f"no checkpoint under {Path(run_dir) / CHECKPOINT_DIR}")
-    try:
-        restored = manager.restore(
-            step,
-            args=ocp.args.Composite(
-                state=ocp.args.StandardRestore(_nonempty_leaves(abstract_state)),
-                meta=ocp.args.JsonRestore(),
-            ),
-        )
-    except ValueError as error:
-        if "tree structures do not match" not in str(error):
-            raise
-        # A state with other arrays than this version builds: e.g. an env whose state gained or lost a
-        # field since the run was written. One line instead of orbax's tree dump.
-        expected = len(_nonempty_leaves(abstract_state))
-        raise UserError(
-            f"{Path(run_dir) / CHECKPOINT_DIR / str(step)}: the saved training state does not have the "
-            f"{expected} arrays this version of hivex_jax builds for the run's config (it was written by "
-            "another version of the env or trainer); evaluate it with that version, or train it again"
-        ) from None
-    finally:
-        manager.close()
+    damaged: list[tuple[int, str]] = []
+    for candidate in steps:
+        why = damage(run_dir, candidate)
+        if why is None:
+            try:
+                meta = _read_meta_file(run_dir, candidate)
+            except (OSError, ValueError) as error:
+                why = f"unreadable meta/metadata: {_first_line(error)}"
+        if why is None:
+            if check is not None:
+                check(meta)
+            try:
+                state, meta = _restore_step(run_dir, abstract_state, candidate)
+            except UserError:
+                raise
+            except Exception as error:  # orbax/tensorstore found what the checksums could not
+                why = f"orbax cannot read it: {_first_line(error)}"
+        if why is not None:
+            damaged.append((candidate, why))
+            continue
+        if damaged:
+            note = f"{_damaged_line(run_dir, damaged)}: using step {candidate}, the newest intact one"
+            if set_aside_damaged and jax.process_index() == 0:
+                note += f" (the damaged one(s) moved to {_set_aside(run_dir, [s for s, _ in damaged])})"
+            (log or (lambda line: print(line, file=sys.stderr)))(note)
+        return state, meta
+    raise _no_intact(run_dir, damaged)
+
+
+def _set_aside(run_dir: str | Path, steps: list[int]) -> Path:
+    """Move damaged steps to `damaged_checkpoints/<step>` (kept for inspection, out of orbax's listing)."""
+    target = Path(run_dir) / DAMAGED_DIR
+    target.mkdir(parents=True, exist_ok=True)
+    for step in steps:
+        destination = target / str(step)
+        suffix = 1
+        while destination.exists():  # damaged again after an earlier fallback
+            destination, suffix = target / f"{step}.{suffix}", suffix + 1
+        shutil.move(Path(run_dir) / CHECKPOINT_DIR / str(step), destination)
+    return target
+
+
+def _restore_step(run_dir: str | Path, abstract_state: Any, step: int) -> tuple[Any, dict[str, Any]]:
+    """Orbax's restore of one step (its own checks included); a state with other arrays than
+    `abstract_state` is a one-line `UserError`."""
+    with _orbax_quiet():
+        manager = _manager(run_dir)
+        try:
+            restored = manager.restore(
+                step,
+                args=ocp.args.Composite(
+                    state=ocp.args.StandardRestore(_nonempty_leaves(abstract_state)),
+                    meta=ocp.args.JsonRestore(),
+                ),
+            )
+        except ValueError as error:
+            if "is not compatible with the stored shape" in str(error):  # e.g. another num_envs
+                raise UserError(
+                    f"{Path(run_dir) / CHECKPOINT_DIR / str(step)}: the saved training state has other "
+                    f"shapes than the run's config builds now ({_first_line(error)})"
+                ) from None
+            if "tree structures do not match" not in str(error):
+                raise
+            # A state with other arrays than this version builds: e.g. an env whose state gained or lost
+            # a field since the run was written. One line instead of orbax's tree dump.
+            expected = len(_nonempty_leaves(abstract_state))
+            raise UserError(
+                f"{Path(run_dir) / CHECKPOINT_DIR / str(step)}: the saved training state does not have "
+                f"the {expected} arrays this version of hivex_jax builds for the run's config (it was "
+                "written by another version of the env or trainer); evaluate it with that version, or "
+                "train it again"
+            ) from None
+        finally:
+            manager.close()
     leaves, treedef = jax.tree.flatten(abstract_state)
     saved = restored["state"]
     state = jax.tree.unflatten(

@@ -94,7 +94,9 @@ def _run_folder_config(run_dir: Path, overrides: list[str]) -> PPOConfig:
             "(training stopped before the first one?)"
         )
     try:
-        checkpoint.read_meta(run_dir)
+        checkpoint.read_meta(run_dir)  # the newest intact checkpoint's
+    except checkpoint.DamagedCheckpointError:  # none intact: its one line names every step
+        raise
     except (OSError, ValueError) as exc:  # missing or truncated JSON record of the latest checkpoint
         raise UserError(f"run folder {run_dir}: unreadable checkpoint record ({one_line(exc)})") from exc
     return config

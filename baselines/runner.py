@@ -190,14 +190,19 @@ def run_training(
 def start_or_resume(
     run_dir: Path, config: PPOConfig, population: Population, csv_file: MetricsCSV, resume: bool, log: Any
 ) -> tuple[RunnerState, int, float]:
-    """`(state, chunks done, wall seconds before this call)`: the latest checkpoint's state (metrics.csv
-    truncated to it) when resuming, else the initial state of a fresh run folder."""
+    """`(state, chunks done, wall seconds before this call)`: the newest intact checkpoint's state
+    (metrics.csv truncated to it) when resuming, else the initial state of a fresh run folder."""
     main = is_main()
     if resume and checkpoint.latest_step(run_dir) is not None:
-        saved = checkpoint.read_meta(run_dir)
-        check_resume_config(saved["config"], config)
-        check_resume_processes(run_dir, saved)
-        state, meta = checkpoint.restore(run_dir, population.abstract_state())
+
+        def check(saved: dict[str, Any]) -> None:  # before the arrays are read
+            check_resume_config(saved["config"], config)
+            check_resume_processes(run_dir, saved)
+
+        # the newest intact checkpoint; newer damaged ones are named in one line and set aside
+        state, meta = checkpoint.restore(
+            run_dir, population.abstract_state(), check=check, log=log, set_aside_damaged=True
+        )
         chunks_done = int(meta["chunks_done"])
         if main:
             csv_file.truncate(chunks_done * config.chunk_updates)
