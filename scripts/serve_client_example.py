@@ -7,18 +7,27 @@ The client speaks only JSON: it rebuilds the observation arrays from the named o
 and `visual` where the env has a camera), asks the scripted controller (run in-process here, as any
 agent would decide) for an action, and sends it in the server's named form. `--bench N` instead plays
 N concurrent clients of random actions for `--seconds` and prints the session steps per second served.
+A server started with a token (`--token` / `HIVEX_SERVE_TOKEN`) is sent `HIVEX_SERVE_TOKEN` as a bearer token.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import threading
 import time
 
 import _jax_setup  # noqa: F401  (first: PJRT_NPROC before jax starts)
 import httpx
 import numpy as np
+
+# `Authorization: Bearer ...` for a server started with a token (docs/serve.md, "Limits and exposure")
+AUTH = (
+    {"authorization": f"Bearer {os.environ['HIVEX_SERVE_TOKEN']}"}
+    if os.environ.get("HIVEX_SERVE_TOKEN")
+    else {}
+)
 
 
 def observation_arrays(observation: dict) -> dict[str, np.ndarray]:
@@ -48,7 +57,7 @@ def play_scripted(
         body["level"] = int(getattr(params, env.level_field))
     if max_steps is not None:
         body["options"] = {"max_steps": max_steps}
-    with httpx.Client(base_url=url, timeout=600) as client:
+    with httpx.Client(base_url=url, timeout=600, headers=AUTH) as client:
         first = client.post("/reset", json=body)
         first.raise_for_status()
         session = first.json()["session_id"]
@@ -83,7 +92,7 @@ def bench(url: str, env_id: str, clients: int, seconds: float, max_steps: int | 
         body = {"env_id": env_id, "world_seed": 1000 + i}
         if max_steps is not None:
             body["options"] = {"max_steps": max_steps}
-        with httpx.Client(base_url=url, timeout=600) as client:
+        with httpx.Client(base_url=url, timeout=600, headers=AUTH) as client:
             session = client.post("/reset", json=body).json()["session_id"]
             start.wait()
             while not stop.is_set():

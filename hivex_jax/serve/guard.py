@@ -133,7 +133,7 @@ class TransportGuard:
             return
         length_text = _header(scope, b"content-length")
         chunked = _header(scope, b"transfer-encoding") is not None
-        has_body = chunked or (length_text is not None and length_text.strip() not in ("", "0"))
+        has_body = chunked or (length_text is not None and length_text.strip().lstrip("0") != "")
         try:
             self._check_head(scope, length_text, has_body)
             body = await self._read_body(receive) if has_body else None

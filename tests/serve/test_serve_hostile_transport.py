@@ -141,6 +141,8 @@ def test_only_json_bodies_are_accepted(server):
             assert_one_line_json(r, 415, "application/json")
         assert_one_line_json(client.post("/reset", data={"env_id": ENV_ID}), 415, "application/json")
         assert_one_line_json(client.post("/reset", content=body), 415, "got 'none'")  # no content type
+        assert_one_line_json(client.post("/grade/nope", headers={"content-type": "text/plain"}), 415, "json")
+        assert_one_line_json(client.post("/grade/nope", headers={"content-length": "000"}), 404, "nope")
         r = client.post("/reset", content=body, headers={"content-type": "application/json; charset=utf-8"})
         assert_one_line_json(r, 404, "NoSuchEnv-v0")
 
@@ -176,13 +178,20 @@ def test_a_body_that_stops_arriving_gets_408(server):
 
 
 def test_half_open_connections_are_closed(server):
-    """A connection that sends nothing, or only part of a request head, is closed without an answer
-    (uvicorn alone held both for ever)."""
-    _, port, _ = server
-    for sent in (b"", b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n"):
-        with socket.create_connection(("127.0.0.1", port), timeout=60) as sock:
-            sock.sendall(sent)
+    """Connections that send nothing, or only part of a request head, are closed without an answer
+    (uvicorn alone held them for ever), and the server answers others meanwhile."""
+    url, port, _ = server
+    sent = [b"", b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n", b"POST /reset HTTP/1.1\r\nHost: loc"] * 20
+    socks = [socket.create_connection(("127.0.0.1", port), timeout=60) for _ in sent]
+    try:
+        for sock, data in zip(socks, sent, strict=True):
+            sock.sendall(data)
+        assert httpx.get(f"{url}/health", timeout=60).status_code == 200
+        for sock in socks:
             assert sock.recv(1024) == b""  # closed by the server, not by this timeout (an exception)
+    finally:
+        for sock in socks:
+            sock.close()
 
 
 def test_token_is_required_everywhere_but_health(server):
