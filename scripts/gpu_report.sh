@@ -3,7 +3,7 @@
 # most important first; each step has its own timeout so one slow step cannot lose the rest.
 #
 #   OUT=/some/folder scripts/gpu_report.sh          # on the GPU machine (the device tool sets $OUT)
-#   SMALL=1 OUT=/tmp/gpu_dry scripts/gpu_report.sh  # dry run on a CPU: same steps, tiny sizes
+#   SMALL=1 OUT=runs/gpu_dry scripts/gpu_report.sh  # dry run on a CPU: same steps, tiny sizes
 #   PART=targets OUT=/some/folder scripts/gpu_report.sh  # instead: time every env's GPU config to its target
 #
 # PART=targets (issue 16) runs `hivex train --config configs/ippo_<env>_gpu.yaml` for the five envs, each

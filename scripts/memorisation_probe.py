@@ -3,7 +3,7 @@ score the greedy policy on held-out worlds and on its own training worlds; the g
 what the policy memorised rather than learned.
 
 Usage:
-  PJRT_NPROC=1 python scripts/memorisation_probe.py --env WildfireResourceManagement-v0 --out /tmp/probe_wrm
+  PJRT_NPROC=1 python scripts/memorisation_probe.py --env WildfireResourceManagement-v0 --out runs/probe_wrm
   PJRT_NPROC=1 python scripts/memorisation_probe.py --env wfc --out DIR --pools 1,10 total_env_steps=1e5
 
 Per pool size N: one training run (the env's shipped IPPO config, or --config, plus key=value overrides)

@@ -15,8 +15,8 @@ and a Student-t 95% CI over seeds, and the differences to (a) with Welch's 95% C
 (`hivex_jax.eval.stats`). It also measures what (b)'s towers say: P(symbol 1 | the tower sees fire)
 and P(symbol 1 | it sees none), and how the listeners answer (P(add to a neighbour | heard 1 / 0)).
 
-    python scripts/messages_demo.py --out-dir /tmp/runs_demo            # all conditions, then the table
-    python scripts/messages_demo.py --out-dir /tmp/runs_demo --table    # only the table from finished runs
+    python scripts/messages_demo.py --out-dir runs/messages_demo       # all conditions, then the table
+    python scripts/messages_demo.py --out-dir runs/messages_demo --table  # only the table from finished runs
 
 Resumable: a condition whose run folder has eval.json is not trained again; a run folder without one
 is continued with `hivex train --resume`. Writes OUT_DIR/messages_demo.json, messages_demo.md and
