@@ -169,22 +169,21 @@ def sweep_main(argv: list[str]) -> int:
 
 
 def sweep_title(configs: list[Any]) -> str:
-    """What every combination shares: `"IPPO on WindFarmControl-v0 task 0"`; a part the grid varies (the
-    algorithm, env, task) is named per row instead (`"algo / task per row on ..."`)."""
-    parts = {
-        "algo": {c.algo.upper() for c in configs},
-        "env": {c.env_id for c in configs},
-        "task": {c.task for c in configs},
-    }
-    varied = [k for k, values in parts.items() if len(values) > 1]
-    title = " ".join(
+    """What every combination shares, `"IPPO on WindFarmControl-v0 task 0"`; a part the grid varies is
+    named per row instead: `"WindFarmControl-v0 task 0: algo per row"` for `--grid algo=ippo,mappo`."""
+    algos, envs, tasks = ({getattr(c, k) for c in configs} for k in ("algo", "env_id", "task"))
+    subject = " ".join(
         [
-            *([next(iter(parts["algo"]))] if "algo" not in varied else []),
-            *([f"on {next(iter(parts['env']))}"] if "env" not in varied else []),
-            *([f"task {next(iter(parts['task']))}"] if "task" not in varied else []),
+            *([next(iter(envs))] if len(envs) == 1 else []),
+            *([f"task {next(iter(tasks))}"] if len(tasks) == 1 else []),
         ]
     )
-    return f"{title} ({' and '.join(varied)} per row)" if varied else title
+    algo = next(iter(algos)).upper() if len(algos) == 1 else ""
+    title = " on ".join(part for part in (algo, subject) if part)
+    varied = [
+        name for name, values in (("algo", algos), ("env_id", envs), ("task", tasks)) if len(values) > 1
+    ]
+    return f"{title}: {' and '.join(varied)} per row" if varied else title
 
 
 def split_grid_values(values: str) -> list[str]:

@@ -228,6 +228,11 @@ def heatmap(path: Any, matrix: dict) -> Any:
     ax.set_yticks(range(len(runs)), runs, fontsize=8)
     ax.set_xlabel("evaluation setting")
     ax.set_ylabel("trained run")
-    ax.set_title(f"{matrix['env_id']}: zero-shot transfer\n(greedy, ± 95% CI over seeds)", fontsize=9)
+    worlds = matrix["worlds"]
+    ax.set_title(
+        f"{matrix['env_id']}: zero-shot transfer, greedy policy\non {len(worlds)} worlds "
+        f"{worlds[0]}..{worlds[-1]} (± 95% CI over seeds)",
+        fontsize=9,
+    )
     fig.tight_layout()
     return _save(fig, path, dpi=110)

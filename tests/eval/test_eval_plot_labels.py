@@ -120,7 +120,7 @@ def test_a_sweep_over_algorithms_names_the_algorithm_per_row(tmp_path, saved, mo
     args = ["--config", str(config), "--out-dir", str(tmp_path), "--no-progress"]
     assert sweep_main([*args, "--grid", "algo=ippo,mappo"]) == 0
     title = saved[-1]["titles"][0]
-    assert title == f"on {TINY_CONFIG['env_id']} task 0 (algo per row)"
+    assert title == f"{TINY_CONFIG['env_id']} task 0: algo per row"
     assert saved[-1]["yticklabels"][0] == ["algo=ippo", "algo=mappo"]
     # one algorithm: the title names it
     assert sweep_main([*args, "--name", "lrs", "--grid", "lr=1e-3,3e-3", "algo=mappo"]) == 0
