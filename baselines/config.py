@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import yaml
 
 from baselines.config_values import ConfigError, coerce_value, load_yaml, parse_overrides
@@ -40,6 +41,49 @@ TEACHER_WHERE = ("all", "safety")
 
 #: version of the config.yaml layout a run folder records; bump when a field is renamed or changes meaning
 FORMAT_VERSION = 1
+
+#: upper bounds of the size keys (docs/training.md, "Bounds"): far above any run one machine holds, low
+#: enough that a typo (`num_seeds=1e30`) is one line before anything allocates or compiles; what does fit
+#: under them is then checked against the device's memory (`baselines.memory`)
+SIZE_BOUNDS = {
+    "num_seeds": 4096,
+    "num_envs": 1 << 20,
+    "num_steps": 1 << 16,
+    "total_env_steps": 1 << 40,
+    "chunk_updates": 4096,
+    "update_epochs": 1024,
+    "num_minibatches": 1 << 20,
+    "gru_size": 1 << 14,
+    "gif_stride": 1 << 20,
+    "gif_frames": 10_000,
+    "eval_every": 1 << 31,
+    "checkpoint_every": 1 << 31,
+    "teacher_anneal_updates": 1 << 31,
+    "train_reward_weights_anneal_updates": 1 << 31,
+}
+
+#: per-layer width and layer count of `hidden_sizes` and `cnn_channels`
+LAYER_BOUNDS = {"hidden_sizes": (1 << 14, 64), "cnn_channels": (4096, 16)}
+
+#: `seed` and `eval_seed` are in [0, SEED_LIMIT): `jax.random.PRNGKey` wraps larger ones onto smaller keys
+SEED_LIMIT = 2**32
+
+
+def _common_seeds(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The sorted seeds in both `a` and `b`; a pool may name millions of seeds, so a binary search of the
+    larger in the sorted smaller rather than sets or `np.intersect1d` (tens of seconds at 16M seeds)."""
+    small, large = sorted((a, b), key=len)
+    if small.size == 0:
+        return small
+    small = np.sort(small)
+    found = small[np.searchsorted(small, large).clip(max=small.size - 1)] == large
+    return np.unique(large[found])
+
+
+def _figure(value: int) -> str:
+    """An integer for an error line: `1,234` or, past 16 digits, `~1e30` (a 4,000-digit value stays short)."""
+    digits = len(str(abs(value)))
+    return f"{value:,}" if digits <= 16 else f"{'-' if value < 0 else ''}~1e{digits - 1}"
 
 
 @dataclass(frozen=True)
@@ -172,6 +216,7 @@ class PPOConfig:
         for name in positive:
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be >= 1; got {getattr(self, name)}")
+        self._check_bounds()
         if self.steps_per_update % self.num_minibatches:
             raise ConfigError(
                 f"num_envs * num_steps = {self.num_envs} * {self.num_steps} = {self.steps_per_update} "
@@ -229,6 +274,12 @@ class PPOConfig:
             raise ConfigError("hidden_sizes needs at least one layer")
         if self.activation not in ("tanh", "relu", "gelu", "silu"):
             raise ConfigError(f"activation must be tanh, relu, gelu or silu; got {self.activation!r}")
+        if self.name is not None and (
+            not self.name.strip() or self.name in (".", "..") or any(c in self.name for c in "/\\\0")
+        ):
+            raise ConfigError(f"name {self.name!r} must be a folder name (no '/', not '.' or '..')")
+        if self.name is not None and len(self.name.encode()) > 200:
+            raise ConfigError(f"name is {len(self.name.encode())} bytes long; at most 200 (a folder name)")
         if self.eval_every < 0 or self.checkpoint_every < 0 or self.gif_frames < 0:
             raise ConfigError("eval_every, checkpoint_every and gif_frames must be >= 0")
         if self.stop_at_test_return is not None and self.eval_every < 1:
@@ -236,18 +287,16 @@ class PPOConfig:
                 "stop_at_test_return needs eval_every >= 1: the target is checked at held-out evaluations"
             )
         try:
-            train = set(world_seeds(self.train_worlds, "train_worlds").tolist())
+            train = world_seeds(self.train_worlds, "train_worlds")
             test = (  # "stress": the env's stress worlds over STRESS_SEEDS (docs/worlds.md)
-                set()
-                if self.test_worlds == "stress"
-                else set(world_seeds(self.test_worlds, "test_worlds").tolist())
+                train[:0] if self.test_worlds == "stress" else world_seeds(self.test_worlds, "test_worlds")
             )
         except UserError as exc:
             raise ConfigError(f"bad world pool: {exc}") from exc
-        overlap = train & test
-        if overlap:
+        overlap = _common_seeds(train, test)
+        if overlap.size:
             raise ConfigError(
-                f"train_worlds and test_worlds overlap ({len(overlap)} seeds, e.g. {min(overlap)}): "
+                f"train_worlds and test_worlds overlap ({overlap.size} seeds, e.g. {overlap[0]}): "
                 "held-out evaluation needs disjoint pools"
             )
         if "num_agents" in self.env_options:
@@ -263,6 +312,40 @@ class PPOConfig:
                 raise ConfigError(str(exc)) from exc
             object.__setattr__(self, "env_options", {**self.env_options, "world_files": self.world_files})
             object.__setattr__(self, "world_files", None)
+
+    def _check_bounds(self) -> None:
+        """Raise `ConfigError` on a size over its `SIZE_BOUNDS` / `LAYER_BOUNDS` bound, a seed outside
+        [0, 2**32) or a non-finite float (inf from `lr=1e400` as NaN)."""
+        for name, bound in SIZE_BOUNDS.items():
+            if getattr(self, name) > bound:
+                raise ConfigError(
+                    f"{name} = {_figure(getattr(self, name))} is over its bound {bound:,} "
+                    "(docs/training.md, Bounds)"
+                )
+        for name, (width, depth) in LAYER_BOUNDS.items():
+            layers = getattr(self, name)
+            if len(layers) > depth:
+                raise ConfigError(f"{name} has {len(layers)} layers; at most {depth}")
+            for size in layers:
+                if not 1 <= size <= width:
+                    raise ConfigError(f"{name}: layer size {_figure(size)} is outside [1, {width:,}]")
+        for name in ("seed", "eval_seed"):
+            if not 0 <= getattr(self, name) < SEED_LIMIT:
+                raise ConfigError(f"{name} must be in [0, 2**32); got {_figure(getattr(self, name))}")
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, float) and not math.isfinite(value):
+                raise ConfigError(f"{f.name} must be a finite number; got {value}")
+
+    def rounding_note(self) -> str | None:
+        """One line when `total_env_steps` is not a whole number of chunks and runs rounded up, else None."""
+        if self.env_steps == self.total_env_steps:
+            return None
+        return (
+            f"note: total_env_steps {self.total_env_steps:,} rounded up to {self.env_steps:,} per seed "
+            f"(whole chunks of chunk_updates x num_envs x num_steps = {self.chunk_updates} x {self.num_envs} "
+            f"x {self.num_steps} = {self.chunk_updates * self.steps_per_update:,} env steps)"
+        )
 
     # ------------------------------------------------------------------------------ conversions
     def to_dict(self) -> dict[str, Any]:
@@ -356,6 +439,8 @@ def load_config(path: str | Path | None = None, overrides: list[str] | None = No
         values = load_yaml(path.read_text()) or {}
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read config file {path}: {one_line(exc)}") from exc
+    except (ValueError, RecursionError) as exc:  # an over-long integer, nesting past Python's stack
+        raise ConfigError(f"config file {path} is not valid YAML ({type(exc).__name__})") from exc
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
@@ -439,6 +524,33 @@ def validate_env(config: PPOConfig) -> None:
             )
         raise ConfigError(message) from exc
     check_env_fit(config, env, env_params)
+    check_world_pool(config, env, env_params)
+
+
+#: the most a pregenerated training world pool may hold (`PregeneratedWorldPool`'s own limit)
+POOL_MAX_BYTES = 4 << 30
+
+
+def check_world_pool(config: PPOConfig, env: Any, env_params: Any) -> None:
+    """Raise a one-line `ConfigError` if `pregenerate_worlds` would build a train pool over
+    `POOL_MAX_BYTES` (traces one reset only for pools of over 4096 worlds; smaller ones always fit)."""
+    if not config.pregenerate_worlds or config.env_options.get("world_files") is not None:
+        return
+    count = len(world_seeds(config.train_worlds, "train_worlds"))
+    if count <= 4096:
+        return
+    import jax
+
+    from hivex_jax.core.seeding import world_key
+
+    one = jax.eval_shape(env.reset, world_key(0), env_params)
+    per_world = sum(leaf.size * leaf.dtype.itemsize for leaf in jax.tree.leaves(one))
+    if per_world * count > POOL_MAX_BYTES:
+        raise ConfigError(
+            f"pregenerate_worlds: a pool of {count:,} train worlds needs {per_world * count / 2**30:.1f} GiB "
+            f"({per_world / 2**10:.1f} KiB each), over {POOL_MAX_BYTES / 2**30:.0f} GiB: use fewer "
+            "train_worlds or pregenerate_worlds=false"
+        )
 
 
 def fit_saved_config(config: PPOConfig) -> PPOConfig:

@@ -53,19 +53,21 @@ def coerce_value(name: str, value: Any, annotation: Any) -> Any:
                 raise ValueError(value)
             return bool(value)
         if hint is int:
-            if isinstance(value, float) and not value.is_integer():
-                raise ValueError(value)
-            return int(float(value)) if isinstance(value, str) else int(value)
+            return _whole_number(value)
         if hint is float:
             return float(value)
         if hint is str:
+            if value is None:  # `algo=`: an empty value is not the text "None"
+                raise ValueError(value)
             return str(value)
         if hint is tuple:
             if isinstance(value, str):
                 value = load_yaml(value)
             if isinstance(value, int):
                 value = [value]
-            return tuple(int(v) for v in value)
+            if isinstance(value, (str, bytes, dict)):
+                raise ValueError(value)
+            return tuple(_whole_number(v) for v in value)
         if hint is dict:
             if isinstance(value, str):
                 value = load_yaml(value)
@@ -74,9 +76,21 @@ def coerce_value(name: str, value: Any, annotation: Any) -> Any:
             if not isinstance(value, dict):
                 raise ValueError(value)
             return dict(value)
-    except (TypeError, ValueError, yaml.YAMLError) as exc:
+    except (TypeError, ValueError, OverflowError, yaml.YAMLError) as exc:  # int(inf): OverflowError
         raise ConfigError(f"{name}: cannot read {value!r} as {getattr(hint, '__name__', hint)}") from exc
     return value
+
+
+def _whole_number(value: Any) -> int:
+    """`value` as an int: an int, a float or text of a whole number (`1e6`); else `ValueError`
+    (`OverflowError` for an infinite float)."""
+    if isinstance(value, bool):
+        raise ValueError(value)
+    if isinstance(value, str):
+        value = float(value) if any(c in value for c in ".eEnN") else int(value)
+    if isinstance(value, float) and not value.is_integer():
+        raise ValueError(value)
+    return int(value)
 
 
 def parse_overrides(overrides: list[str]) -> dict[str, Any]:
@@ -91,8 +105,9 @@ def parse_overrides(overrides: list[str]) -> dict[str, Any]:
             raise ConfigError(f"override {item!r} must look like key=value")
         try:
             value = load_yaml(raw) if raw.strip() else None
-        except yaml.YAMLError as exc:
-            raise ConfigError(f"override {item!r}: cannot read the value {raw!r} (YAML syntax)") from exc
+        except (yaml.YAMLError, ValueError, RecursionError) as exc:  # a 5,000-digit int; [[[[... nesting
+            shown = item if len(item) <= 60 else item[:60] + "..."
+            raise ConfigError(f"override {shown!r}: cannot read the value (YAML syntax or size)") from exc
         if "." in key:
             top, sub = key.split(".", 1)
             out.setdefault(top, {})

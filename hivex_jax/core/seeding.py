@@ -27,6 +27,8 @@ import numpy as np
 
 #: world seeds are u32: the integer `world_key` packs into the key
 WORLD_SEED_LIMIT = 2**32
+#: the most seeds one "lo:hi" range may name (128 MiB as int64): `0:4294967295` is refused, not allocated
+WORLD_RANGE_LIMIT = 1 << 24
 
 
 # ----------------------------------------------------------------------------------- world seeds
@@ -43,6 +45,10 @@ def seed_range(spec: str | Sequence[int]) -> np.ndarray:
             lo, hi = (int(s) for s in spec.split(":"))
             if hi <= lo:
                 raise ValueError(f"empty world range {spec!r}")
+            if hi - lo > WORLD_RANGE_LIMIT:
+                raise ValueError(
+                    f"world range {spec!r} names {hi - lo:,} seeds; at most {WORLD_RANGE_LIMIT:,}"
+                )
             return np.arange(lo, hi, dtype=np.int64)
         return np.asarray([int(s) for s in spec.split(",") if s.strip()], np.int64)
     return np.asarray(list(spec), np.int64)

@@ -114,3 +114,67 @@ def test_a_shipped_config_named_from_another_folder_is_pointed_to(tmp_path, monk
     with pytest.raises(ConfigError, match="nothing.yaml does not exist$"):
         load_config("configs/nothing.yaml")
     assert DEFAULT_CONFIG.is_file()
+
+
+@pytest.mark.parametrize(
+    ("override", "expected"),
+    [
+        ("num_seeds=1e30", "num_seeds = ~1e30 is over its bound 4,096"),
+        ("num_seeds=4097", "num_seeds = 4,097 is over its bound 4,096"),
+        ("num_envs=2097152", "num_envs = 2,097,152 is over its bound 1,048,576"),
+        ("num_steps=65537", "num_steps = 65,537 is over its bound 65,536"),
+        ("total_env_steps=1e13", "total_env_steps = 10,000,000,000,000 is over its bound"),
+        ("update_epochs=1025", "update_epochs = 1,025 is over its bound 1,024"),
+        ("chunk_updates=4097", "chunk_updates = 4,097 is over its bound 4,096"),
+        ("gif_frames=10001", "gif_frames = 10,001 is over its bound 10,000"),
+        ("hidden_sizes=[64,16385]", "hidden_sizes: layer size 16,385 is outside [1, 16,384]"),
+        ("hidden_sizes=[0]", "hidden_sizes: layer size 0 is outside"),
+        ("cnn_channels=[8,4097]", "cnn_channels: layer size 4,097 is outside [1, 4,096]"),
+        ("seed=-1", "seed must be in [0, 2**32); got -1"),
+        ("eval_seed=4294967296", "eval_seed must be in [0, 2**32)"),
+        ("num_seeds=1e400", "num_seeds: cannot read '1e400' as int"),
+        ("hidden_sizes=[1.5]", "hidden_sizes: cannot read [1.5] as tuple"),
+        ("num_envs=true", "num_envs: cannot read True as int"),
+        ("name=../x", "name '../x' must be a folder name"),
+        ("out_dir=", "out_dir: cannot read None as str"),
+        ("train_worlds=0:4294967295", "names 4,294,967,295 seeds; at most 16,777,216"),
+    ],
+)
+def test_impossible_sizes_are_refused_naming_the_bound(override, expected):
+    with pytest.raises(ConfigError, match=None) as info:
+        load_config(None, [override])
+    assert expected in str(info.value), str(info.value)
+
+
+@pytest.mark.parametrize("key", ["lr", "gamma", "clip_eps", "ent_coef", "init_log_std", "obs_norm_clip"])
+@pytest.mark.parametrize("value", ["1e400", "-1e400", ".inf", "nan"])
+def test_every_float_key_refuses_non_finite_values(key, value):
+    with pytest.raises(ConfigError, match=rf"^{key} must be"):
+        load_config(None, [f"{key}={value}"])
+
+
+def test_largest_allowed_sizes_pass_validation():
+    # the bounds are inclusive: exactly at the bound is accepted (nothing is built here)
+    config = load_config(
+        None, ["num_seeds=4096", "hidden_sizes=[16384]", "seed=4294967295", "num_minibatches=1"]
+    )
+    assert config.num_seeds == 4096 and config.hidden_sizes == (16384,) and config.seed == 2**32 - 1
+
+
+def test_rounded_total_env_steps_is_said_in_one_line():
+    config = load_config(None, ["total_env_steps=20000"])  # chunks of 5 x 8 x 128 = 5,120 env steps
+    assert config.env_steps == 20480
+    assert config.rounding_note() == (
+        "note: total_env_steps 20,000 rounded up to 20,480 per seed (whole chunks of chunk_updates x "
+        "num_envs x num_steps = 5 x 8 x 128 = 5,120 env steps)"
+    )
+    assert load_config(None, ["total_env_steps=20480"]).rounding_note() is None
+
+
+def test_huge_pregenerated_world_pool_is_refused_before_it_is_built():
+    from baselines.config import validate_env
+
+    config = load_config(None, ["train_worlds=10000:16010000"])  # 16M worlds, each a few KiB
+    with pytest.raises(ConfigError, match=r"pregenerate_worlds: a pool of 16,000,000 train worlds needs"):
+        validate_env(config)
+    validate_env(config.replace(pregenerate_worlds=False))  # generated at reset: nothing to hold
