@@ -51,11 +51,17 @@ def episode_frames(
     return np.asarray(run(policy_params))
 
 
-def write_gif(path: str | Path, frames: np.ndarray, fps: int = 20) -> Path:
-    """Write uint8[F, H, W, 3] frames as a looping GIF."""
-    import imageio.v2 as imageio
+def write_gif(path: str | Path, frames: np.ndarray, fps: float = 20) -> Path:
+    """Write uint8[F, H, W, 3] frames as a GIF that loops forever at `fps` frames per second."""
+    from PIL import Image
 
+    if not fps > 0:
+        raise ValueError(f"fps {fps}; expected > 0")
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    imageio.mimsave(path, list(np.asarray(frames, np.uint8)), duration=1.0 / fps, loop=0)
+    pictures = [Image.fromarray(frame) for frame in np.asarray(frames, np.uint8)]
+    # Pillow takes the delay in milliseconds (GIF stores hundredths: 1000 / fps is rounded to 10 ms);
+    # imageio's pillow plugin does too, so its `duration=1 / fps` wrote delays of 0 (any speed).
+    delay_ms = max(10, int(round(100.0 / fps)) * 10)
+    pictures[0].save(path, save_all=True, append_images=pictures[1:], duration=delay_ms, loop=0)
     return path

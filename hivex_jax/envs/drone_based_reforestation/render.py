@@ -29,8 +29,8 @@ DRONE_OUT = jnp.asarray([0.45, 0.45, 0.45])
 def render_world(state, params: DroneParams, size: int) -> jax.Array:
     """uint8[size, size, 3] of the whole arena (x right, z up). Ground shade = terrain height; blue =
     lakes; dark green = forest; yellow-green tint = reforestation band (brighter = higher potential);
-    white ring = charging radius; small green dots = planted seeds; drones: orange with a seed, blue
-    without, grey when out; a dark tick shows each drone's heading."""
+    white ring = charging radius; small green dots = planted seeds; drones (discs >= 7 px across, dark
+    outline): orange with a seed, blue without, grey when out; a dark tick shows each drone's heading."""
     world = state.world
     e = params.arena_half_extent
     pts = grid_points(size, e)
@@ -55,8 +55,13 @@ def render_world(state, params: DroneParams, size: int) -> jax.Array:
     centres = draw.world_to_pixel(xz, e, size)
     colours = jnp.where(state.holding_seed[:, None], DRONE_SEED, DRONE_EMPTY)
     colours = jnp.where((state.alive & ~state.grounded)[:, None], colours, DRONE_OUT)
-    radius = max(size / 64.0, 2.0)
-    image = draw.discs(image, centres, radius, colours, jnp.ones(xz.shape[0]))
+    # >= 7 px across with a dark outline, so a drone stands out on a 128-px GIF (a 2-px radius was lost
+    # in the forest); picture only, the drones' cameras are computed elsewhere
+    radius = max(size / 32.0, 3.5)
+    outline = max(size / 128.0, 1.0)
+    visible = jnp.ones(xz.shape[0])
+    image = draw.discs(image, centres, radius + outline, jnp.zeros((xz.shape[0], 3)), visible)
+    image = draw.discs(image, centres, radius, colours, visible)
     nose = draw.world_to_pixel(xz + forward_xz(state.yaw) * (2.2 * radius * 2 * e / size), e, size)
     image = draw.segments(image, centres, nose, max(size / 128.0, 1.0), jnp.zeros(3))
     return draw.to_uint8(image)
