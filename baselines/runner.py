@@ -26,6 +26,7 @@ from baselines.config import PPOConfig
 from baselines.distributed import broadcast_text, broadcast_value, fetch, is_main
 from baselines.evaluation import HeldOutEvaluation, get_evaluation, write_episode_gif
 from baselines.guards import check_resume_config, first_nonfinite, stop_nonfinite
+from baselines.memory import compile_checked
 from baselines.population import Population, get_population
 from baselines.ppo import RunnerState
 from baselines.run_files import (
@@ -75,14 +76,19 @@ def run_training(
         else Path(config.out_dir) / (config.name or broadcast_text(default_run_name(config)))
     )
     population = get_population(config)
+    # compiled from abstract shapes before the state exists: XLA's memory estimate refuses a run that
+    # cannot fit (baselines.memory), and the program it compiled is the one that trains
+    compile_s = compile_checked(config, population) if population.compiled is None else 0.0
     csv_file = MetricsCSV(run_dir / "metrics.csv", config.num_seeds, metric_names(config))
     steps_per_update = config.steps_per_update
     state, chunks_done, wall_before = start_or_resume(run_dir, config, population, csv_file, resume, log)
     if main:
         write_text_atomic(run_dir / "config.yaml", config.to_yaml())
     evaluation = get_evaluation(population, config.test_worlds)
-    compile_s = population.compile(state) if population.compiled is None else 0.0
     log(describe_run(config, population, compile_s))
+    rounded = config.rounding_note()
+    if rounded:
+        log(rounded)
     hint = scale_hint(config, jax.default_backend())
     if hint:
         log(hint)

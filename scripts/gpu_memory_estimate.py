@@ -19,7 +19,6 @@ os.environ.setdefault("PJRT_NPROC", "1")  # before jax starts (2-core CPU deadlo
 import argparse  # noqa: E402
 import json  # noqa: E402
 import sys  # noqa: E402
-import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
@@ -33,25 +32,18 @@ GIB = 2**30
 
 
 def estimate(config_path: str | None, overrides: list[str]) -> dict[str, Any]:
-    """Compile the config's training chunk from abstract shapes; its memory analysis in bytes and GiB."""
+    """Compile the config's training chunk from abstract shapes; its memory analysis in bytes and GiB
+    (`baselines.memory`, the estimate `hivex train` checks against the device before training)."""
     from baselines.config import load_config
+    from baselines.memory import compile_with_estimate
     from baselines.population import Population
     from baselines.ppo import make_train
 
     config = load_config(config_path, overrides)
-    population = Population(make_train(config))
-    state = population.abstract_state()
-    start = time.perf_counter()
-    compiled = population._chunk.lower(state).compile()
-    compile_s = time.perf_counter() - start
-    stats = compiled.memory_analysis()
-    sizes = {
-        "argument_bytes": int(stats.argument_size_in_bytes),
-        "output_bytes": int(stats.output_size_in_bytes),
-        "temp_bytes": int(stats.temp_size_in_bytes),
-    }
-    # the state is donated on accelerators (output reuses the argument buffers), not on the CPU
-    peak = sizes["argument_bytes"] + sizes["temp_bytes"] + sizes["output_bytes"]
+    estimate = compile_with_estimate(Population(make_train(config)))
+    if estimate is None:
+        raise SystemExit(f"the {jax.default_backend()} backend gives no memory analysis")
+    # the state is donated on accelerators (outputs reuse argument buffers, alias_bytes), not on the CPU
     return {
         "config": config_path,
         "overrides": overrides,
@@ -60,11 +52,10 @@ def estimate(config_path: str | None, overrides: list[str]) -> dict[str, Any]:
         "num_envs": config.num_envs,
         "num_steps": config.num_steps,
         "chunk_updates": config.chunk_updates,
-        **sizes,
-        "peak_gib_upper": peak / GIB,
+        **estimate.to_dict(),
+        "peak_gib_upper": (estimate.argument_bytes + estimate.temp_bytes + estimate.output_bytes) / GIB,
         "backend": jax.default_backend(),
         "jax_version": jax.__version__,
-        "compile_s": compile_s,
     }
 
 
