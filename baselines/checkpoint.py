@@ -243,12 +243,21 @@ def _no_intact(run_dir: str | Path, damaged: list[tuple[int, str]]) -> DamagedCh
     )
 
 
+def _candidates(run_dir: str | Path, step: int | None) -> list[int]:
+    """`[step]`, or every committed step newest first; `FileNotFoundError` if there is none."""
+    steps = committed_steps(run_dir)
+    if step is None and steps:
+        return steps
+    if step is not None and step in steps:
+        return [step]
+    which = "no checkpoint" if step is None else f"no checkpoint {step}"
+    raise FileNotFoundError(f"{which} under {Path(run_dir) / CHECKPOINT_DIR}")
+
+
 def read_meta(run_dir: str | Path, step: int | None = None) -> dict[str, Any]:
     """The JSON record of checkpoint `step` (default: the newest whose checksums and record are
     intact; `DamagedCheckpointError` if none is)."""
-    steps = committed_steps(run_dir) if step is None else [step]
-    if not steps:
-        raise FileNotFoundError(f"no checkpoint under {Path(run_dir) / CHECKPOINT_DIR}")
+    steps = _candidates(run_dir, step)
     damaged: list[tuple[int, str]] = []
     for candidate in steps:
         why = damage(run_dir, candidate)
@@ -282,9 +291,7 @@ def restore(
     (the training process resuming) moved to `damaged_checkpoints/` so new saves can take their steps.
     `check(meta)` runs on a checkpoint's record before its arrays are read (its errors propagate).
     A damaged `step` given explicitly, or no intact checkpoint: `DamagedCheckpointError`, one line."""
-    steps = committed_steps(run_dir) if step is None else [step]
-    if not steps:
-        raise FileNotFoundError(f"no checkpoint under {Path(run_dir) / CHECKPOINT_DIR}")
+    steps = _candidates(run_dir, step)
     damaged: list[tuple[int, str]] = []
     for candidate in steps:
         why = damage(run_dir, candidate)
