@@ -17,7 +17,7 @@ def _parser() -> argparse.ArgumentParser:
     export = sub.add_parser(
         "export",
         help=export_help,
-        description=export_help + " (with --png, PNG previews too); load it back with "
+        description=export_help + " (with --png, editable PNGs and previews); load it back with "
         "env_options.world_files=DIR or `hivex world show DIR --env ...` (docs/worlds.md)",
     )
     export.add_argument("--env", required=True, help="environment id, e.g. WildfireResourceManagement-v0")
@@ -25,7 +25,12 @@ def _parser() -> argparse.ArgumentParser:
     export.add_argument("--out", required=True, help="output directory")
     export.add_argument("--level", type=int, default=None, help="terrain level / pattern (env default)")
     export.add_argument("--stress", default=None, help="export this stress world (hivex world fields)")
-    export.add_argument("--png", action="store_true", help="also write 8-bit PNGs of the grid fields")
+    export.add_argument(
+        "--png",
+        action="store_true",
+        help="grid and codes fields as editable PNGs instead of .npy, and contrast-stretched previews "
+        "with a legend in OUT/preview/",
+    )
     show_help = "load world files for an env (checks them) and describe the fields"
     show = sub.add_parser("show", help=show_help, description=show_help)
     show.add_argument("path", nargs="+", help="world directory, .npz or single field file")
@@ -79,6 +84,19 @@ def _run(args: argparse.Namespace) -> int:
             world = world_of_seed(env, params, args.world)
         written = save_world(world, args.out, env, seed=args.world, images=args.png)
         print(f"wrote {len(written)} files of {env.env_id} world {args.world} to {args.out}")
+        if args.png:
+            from hivex_jax.worlds.files import PREVIEW_DIR
+
+            pngs = [p.name for p in written if p.suffix == ".png" and p.parent.name != PREVIEW_DIR]
+            print(
+                (
+                    f"editable PNGs instead of .npy: {', '.join(pngs)}; "
+                    if pngs
+                    else "no grid or codes field: "
+                )
+                + f"previews to look at (not read back) in {args.out}/{PREVIEW_DIR}; "
+                "legend.txt there says what grey means"
+            )
         return 0
     for path in args.path:
         world = load_world(path, env, params)

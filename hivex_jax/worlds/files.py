@@ -287,8 +287,8 @@ def _read_world(path: Path, env: Any, params: Any) -> dict[str, np.ndarray]:
             if named and named != env_id:
                 raise UserError(f"{meta}: a world of {named}; expected one of {env_id}")
         files: dict[str, Path] = {}
-        for file in sorted(path.iterdir()):
-            if file.name == "world.json" or file.name.startswith("."):
+        for file in sorted(path.iterdir()):  # folders (the export's preview/) are not read
+            if file.name == "world.json" or file.name.startswith(".") or not file.is_file():
                 continue
             if file.suffix.lower() not in FIELD_SUFFIXES:
                 continue
@@ -296,9 +296,11 @@ def _read_world(path: Path, env: Any, params: Any) -> dict[str, np.ndarray]:
                 raise UserError(
                     f"{file}: no field {file.stem!r} in {env_id}; expected one of {', '.join(specs)}"
                 )
-            # a field given twice: the exact .npy wins over an image preview
-            if file.stem not in files or file.suffix.lower() == ".npy":
-                files[file.stem] = file
+            if file.stem in files:  # which one the user edited is not ours to guess
+                raise UserError(
+                    f"{path}: {files[file.stem].name} and {file.name} both give field {file.stem!r}: keep one"
+                )
+            files[file.stem] = file
         if not files:
             raise UserError(f"{path}: no field files; expected files named after {', '.join(specs)}")
         return {name: field_from_file(file, specs[name], shapes[name]) for name, file in files.items()}
@@ -318,12 +320,34 @@ def _read_world(path: Path, env: Any, params: Any) -> dict[str, np.ndarray]:
     primary = worlds_module(env).PRIMARY_FIELD
     if path.stem in specs:
         primary = path.stem
+    else:
+        _check_single_file_name(path, specs, primary)
     if primary is None:
         raise UserError(
             f"{path}: {env_id} has no single-file world; expected a directory or .npz with fields "
             f"{', '.join(specs)}"
         )
     return {primary: field_from_file(path, specs[primary], shapes[primary])}
+
+
+def _check_single_file_name(path: Path, specs: Mapping[str, FieldSpec], primary: str | None) -> None:
+    """A single file not named after a field is the primary field, unless its name says otherwise: it
+    sits in an exported world folder (`world.json`: every file there is named after its field) or its
+    name contains another field's name (`fire_edited.png` is not the heights map). UserError then."""
+    import re
+
+    named = [
+        name
+        for name in specs
+        if name != primary and re.search(rf"(^|[^a-z0-9]){re.escape(name)}([^a-z0-9]|$)", path.stem.lower())
+    ]
+    exported = (path.parent / "world.json").is_file()
+    if named or exported:
+        why = f"its name mentions field {named[0]!r}" if named else f"{path.parent} is a world folder"
+        raise UserError(
+            f"{path}: not named after a field ({why}); a single file not named after a field is the "
+            f"primary field {primary!r}: name it after one of {', '.join(specs)}"
+        )
 
 
 def world_of_seed(env: Any, params: Any, seed: int) -> dict[str, np.ndarray]:
@@ -341,8 +365,10 @@ def save_world(
     seed: int | None = None,
     images: bool = False,
 ) -> list[Path]:
-    """Write `world` as `<field>.npy` files (exact) plus `world.json`; with `images`, also an 8-bit PNG
-    per GRID/CODES field (GRID scaled by its image range, so lossy; CODES exact). Returns the paths."""
+    """Write `world` as `<field>.npy` files (exact) plus `world.json`; with `images`, each GRID/CODES
+    field as an editable `<field>.png` instead of its `.npy` (read back as any image: GRID 16-bit over
+    its image range, to within 1/65535 of it; CODES 8-bit, exact) and contrast-stretched previews with
+    a legend in `preview/` (not read back). Returns the paths written."""
     from PIL import Image
 
     out = Path(out_dir)
@@ -351,18 +377,24 @@ def save_world(
     written = []
     for name, values in world.items():
         values = np.asarray(values)
-        file = out / f"{name}.npy"
-        np.save(file, values)
-        written.append(file)
         spec = specs[name]
         if images and spec.kind in (GRID, CODES) and values.ndim == 2:
+            file = out / f"{name}.png"
             if spec.kind == CODES:
-                pixels = values.astype(np.uint8)
-            else:  # the range images are read with, so the PNG reads back to within half a grey level
+                Image.fromarray(values.astype(np.uint8)).save(file)
+            else:  # the range images are read with (16-bit: 1/65535 of it, closer than the float32 grid)
                 lo, hi = spec.image_range or spec.value_range
-                pixels = np.rint(np.clip((values - lo) / (hi - lo), 0, 1) * 255).astype(np.uint8)
-            Image.fromarray(pixels).save(out / f"{name}.png")
-            written.append(out / f"{name}.png")
+                grey = np.rint(np.clip((values - lo) / (hi - lo), 0, 1) * 65535).astype(np.uint16)
+                Image.fromarray(grey).save(file)
+            stale = out / f"{name}.npy"  # an earlier export's exact file would conflict with the PNG
+            if stale.is_file():
+                stale.unlink()
+        else:
+            file = out / f"{name}.npy"
+            np.save(file, values)
+        written.append(file)
+    if images:
+        written += save_previews(world, out / PREVIEW_DIR, env)
     meta = {
         "env": getattr(env, "env_id", ""),
         "world_seed": seed,
@@ -372,4 +404,64 @@ def save_world(
     }
     (out / "world.json").write_text(json.dumps(meta, indent=1) + "\n")
     written.append(out / "world.json")
+    return written
+
+
+#: the export's sub-folder of pictures to look at; loading a world folder reads no sub-folder
+PREVIEW_DIR = "preview"
+#: previews are scaled up (nearest) to at least this many pixels a side, so an 8 x 8 grid is visible
+PREVIEW_MIN_SIDE = 256
+
+
+def save_previews(world: Mapping[str, np.ndarray], out_dir: str | Path, env: Any) -> list[Path]:
+    """Contrast-stretched 8-bit pictures of `world`'s GRID/CODES fields (the field's min -> black, max ->
+    white) and POINTS fields (white dots over the image range), plus `legend.txt` saying what grey
+    means in each. For looking at only: the stretch differs per world, so they are not read back."""
+    from PIL import Image
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    specs = field_specs(env)
+    legend = [
+        "Previews for looking at, not world files: loading a world folder ignores this folder.",
+        "Each grid picture is contrast-stretched: black = the field's smallest value, white = its largest,",
+        "grey g (0..255) = smallest + g / 255 x (largest - smallest). To edit a field, edit the world's",
+        "<field>.png (export with --png) or <field>.npy one level up; docs/worlds.md says how each is read.",
+        "",
+    ]
+    written = []
+    for name, values in world.items():
+        values = np.asarray(values)
+        spec = specs[name]
+        if spec.kind in (GRID, CODES) and values.ndim == 2:
+            lo, hi = float(values.min()), float(values.max())
+            span = hi - lo if hi > lo else 1.0
+            pixels = np.rint((values.astype(np.float64) - lo) / span * 255).astype(np.uint8)
+            line = (
+                f"{name}.png: black = {lo:.6g}, white = {hi:.6g}"
+                if hi > lo
+                else (f"{name}.png: all black = {lo:.6g} (the field is constant)")
+            )
+        elif spec.kind == POINTS and values.ndim == 2 and values.shape[-1] == 2:
+            lo_xz, hi_xz = spec.image_range or spec.value_range
+            side = PREVIEW_MIN_SIDE
+            pixels = np.zeros((side, side), np.uint8)
+            col = np.clip(((values[:, 0] - lo_xz) / (hi_xz - lo_xz) * side).astype(int), 0, side - 1)
+            row = np.clip(((hi_xz - values[:, 1]) / (hi_xz - lo_xz) * side).astype(int), 0, side - 1)
+            for dr in (-1, 0, 1):  # 3 x 3 dots
+                for dc in (-1, 0, 1):
+                    pixels[np.clip(row + dr, 0, side - 1), np.clip(col + dc, 0, side - 1)] = 255
+            line = (
+                f"{name}.png: white dots = the {len(values)} points, x in [{lo_xz:g}, {hi_xz:g}] left to "
+                f"right, z in [{lo_xz:g}, {hi_xz:g}] bottom to top (points outside: on the edge)"
+            )
+        else:
+            continue
+        scale = max(1, -(-PREVIEW_MIN_SIDE // max(pixels.shape)))
+        pixels = pixels.repeat(scale, axis=0).repeat(scale, axis=1)
+        Image.fromarray(pixels).save(out / f"{name}.png")
+        written.append(out / f"{name}.png")
+        legend.append(f"{line}; row 0 = north" + (f"; {spec.doc}" if spec.doc else ""))
+    (out / "legend.txt").write_text("\n".join(legend) + "\n")
+    written.append(out / "legend.txt")
     return written

@@ -25,9 +25,10 @@ def test_export_writes_a_world_that_show_reads_back(tmp_path, capsys):
     assert main(argv) == 0
     meta = json.loads((out / "world.json").read_text())
     assert meta["env"] == "OceanPlasticCollection-v0" and meta["world_seed"] == 6000
-    assert (out / "background.png").is_file()
-    background = np.load(out / "background.npy")
-    np.testing.assert_allclose(background.sum(), 1.0, rtol=1e-5)  # the generated lattice's weights
+    # --png: grid fields as editable PNGs instead of .npy (one file per field), previews with a legend
+    assert (out / "background.png").is_file() and not (out / "background.npy").exists()
+    assert (out / "preview" / "background.png").is_file() and (out / "preview" / "legend.txt").is_file()
+    assert "previews to look at" in capsys.readouterr().out
     assert main(["world", "show", str(out), "--env", "OceanPlasticCollection-v0"]) == 0
     assert "background" in capsys.readouterr().out
     # a stress world exports the same way, and differs from the plain world
