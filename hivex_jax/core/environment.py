@@ -5,9 +5,9 @@ obs, state = env.reset(key, params)
 obs, state, reward, terminated, truncated, info = env.step(key, state, action, params)
 ```
 Agents are a leading axis. `step` never resets (auto-reset is a wrapper). The base class validates
-inputs at trace time (clear errors instead of silent broadcasts), makes any action valid (non-finite
-continuous components become 0, then everything is clipped into range), clamps params into their
-documented bounds (`hivex_jax.core.bounds`), masks the rewards of inactive agents and derives
+inputs at trace time (clear errors instead of silent broadcasts), makes any action valid (NaN
+continuous components become 0, then everything, +-inf included, is clipped into range), clamps params
+into their documented bounds (`hivex_jax.core.bounds`), masks the rewards of inactive agents and derives
 `terminated` / `truncated`; subclasses implement `reset_env` and `step_env`.
 """
 
@@ -190,10 +190,10 @@ class Environment:
         """Check shapes/dtypes at trace time and make every value valid: `{continuous f32[A, C], discrete
         i32[A, B]}`. Raises a clear error on bad shapes or dtypes.
 
-        Continuous: a non-finite component (NaN, +-inf) becomes 0 ("no input" in every HIVEX branch), then
-        every component is clipped to [-1, 1]. Discrete: a choice outside [0, n) becomes the nearest valid
-        one (clipped to [0, n - 1]). Under `hivex_jax.debug_checks()` non-finite continuous components and
-        out-of-range discrete choices are also checkify errors."""
+        Continuous: a NaN component becomes 0 ("no input" in every HIVEX branch), then every component is
+        clipped to [-1, 1]: +-inf and values beyond float32 (1e39) become +-1. Discrete: a choice outside
+        [0, n) becomes the nearest valid one (clipped to [0, n - 1]). Under `hivex_jax.debug_checks()`
+        non-finite continuous components and out-of-range discrete choices are also checkify errors."""
         a = self.num_agents
         c = self.continuous_dims
         b = len(self.discrete_branches)
@@ -242,8 +242,9 @@ class Environment:
                         f"{self.env_id}: action['continuous'] has non-finite values {{x}}",
                         x=x,
                     )
-                # where before clip: jnp.clip keeps NaN; clip before the cast: a huge float64 stays +-1
-                out[part] = jnp.clip(jnp.where(finite, x, 0.0), -1.0, 1.0).astype(jnp.float32)
+                # NaN -> 0 before the clip (jnp.clip keeps NaN); +-inf and values beyond float32 (cast to
+                # +-inf) clip to +-1 like any value beyond the box (docs/api.md, "Actions")
+                out[part] = jnp.clip(jnp.where(jnp.isnan(x), 0.0, x), -1.0, 1.0).astype(jnp.float32)
             else:
                 hi = jnp.asarray(self.discrete_branches, jnp.int32) - 1
                 if debug:

@@ -157,6 +157,16 @@ def to_numpy(tree: Any) -> Any:
 
 
 # ------------------------------------------------------------------------------- actions
+def continuous_action(x: Any, xp: Any = np) -> Any:
+    """Continuous actions as float32 by the library's rule (docs/api.md, "Actions"): NaN -> 0, then
+    clipped to [-1, 1], so +-inf and float64 values beyond float32 (1e39) become +-1. Applied here, in
+    the input's own precision, so that a float64 1e39 is clipped rather than cast to inf first."""
+    a = xp.asarray(x)
+    if not xp.issubdtype(a.dtype, xp.floating):
+        a = a.astype(xp.float32)
+    return xp.clip(xp.where(xp.isnan(a), 0.0, a), -1.0, 1.0).astype(xp.float32)
+
+
 @dataclasses.dataclass(frozen=True)
 class ActionLayout:
     """How one agent's action looks to the outside, and its conversion to the native hybrid action.
@@ -229,10 +239,10 @@ class ActionLayout:
         kind = self.kind
         try:
             if kind == "hybrid":
-                cont = xp.asarray(action["continuous"], dtype=xp.float32).reshape(lead + (c,))
+                cont = continuous_action(action["continuous"], xp).reshape(lead + (c,))
                 disc = xp.asarray(action["discrete"]).astype(xp.int32).reshape(lead + (b,))
             elif kind == "continuous":
-                cont = xp.asarray(action, dtype=xp.float32).reshape(lead + (c,))
+                cont = continuous_action(action, xp).reshape(lead + (c,))
                 disc = xp.zeros(lead + (0,), xp.int32)
             elif kind in ("discrete", "multi_discrete"):
                 cont = xp.zeros(lead + (0,), xp.float32)
@@ -240,7 +250,7 @@ class ActionLayout:
             else:
                 cont = xp.zeros(lead + (0,), xp.float32)
                 disc = xp.zeros(lead + (0,), xp.int32)
-        except (TypeError, ValueError, KeyError, IndexError) as e:
+        except (TypeError, ValueError, KeyError, IndexError, OverflowError) as e:
             raise ValueError(
                 f"actions for {lead} agents must match the {kind} action space "
                 f"(continuous dims {c}, discrete branches {self.discrete_branches}); got "

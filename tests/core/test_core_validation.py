@@ -61,13 +61,13 @@ def test_out_of_range_discrete_is_clipped(wfc):
 
 
 # ------------------------------------------------------------------ hostile actions (issue 13)
-def test_non_finite_continuous_becomes_zero_then_everything_is_clipped():
+def test_nan_continuous_becomes_zero_then_everything_is_clipped():
     env, _ = hivex_jax.make("DroneBasedReforestation-v0")  # 3 agents, 3 continuous dims, 1 branch of 2
     nan, inf = float("nan"), float("inf")
     continuous = jnp.asarray([[nan, inf, -inf], [1e30, -1e30, 2.0], [-0.25, 1.0, -1.0]])
     discrete = jnp.asarray([[-5], [49], [1]], jnp.int32)
     out = env.validate_action({"continuous": continuous, "discrete": discrete})
-    expected = [[0.0, 0.0, 0.0], [1.0, -1.0, 1.0], [-0.25, 1.0, -1.0]]
+    expected = [[0.0, 1.0, -1.0], [1.0, -1.0, 1.0], [-0.25, 1.0, -1.0]]  # +-inf clip like 1e30 (issue 30)
     assert out["continuous"].dtype == jnp.float32
     assert out["continuous"].tolist() == expected
     assert out["discrete"].tolist() == [[0], [1], [1]]  # out of range -> nearest valid choice
@@ -78,7 +78,8 @@ def test_jaxmarl_env_uses_the_same_action_rule():
     env, _ = hivex_jax.make("jaxmarl/MPE_simple_spread_v3", action_type="Continuous")
     c = jnp.full((env.num_agents, env.continuous_dims), jnp.nan).at[:, 0].set(jnp.inf).at[:, 1].set(5.0)
     out = env.validate_action({"continuous": c})["continuous"]
-    assert out[:, 0].tolist() == [0.0] * env.num_agents and out[:, 1].tolist() == [1.0] * env.num_agents
+    assert out[:, 0].tolist() == [1.0] * env.num_agents and out[:, 1].tolist() == [1.0] * env.num_agents
+    assert out[:, 2:].tolist() == [[0.0] * (env.continuous_dims - 2)] * env.num_agents  # NaN -> 0
     with pytest.raises(ValueError, match=r"max_steps = 0 is outside its bounds \[1, 1e\+06\]"):
         hivex_jax.make("jaxmarl/MPE_simple_spread_v3", max_steps=0)
 
