@@ -27,6 +27,7 @@ from typing import Any
 from hivex_jax.core.errors import (
     ArgumentParser,
     UserError,
+    check_at_most,
     check_positive,
     check_writable_dir,
     make_checked,
@@ -199,6 +200,14 @@ def measure(
     }
 
 
+#: upper bounds of the command's sizes: far above any useful benchmark, far below what breaks jax
+MAX_STEPS = 100_000  # steps per scan
+MAX_REPEATS = 1000
+MAX_TRAIN_UPDATES = 10_000
+MAX_PREGENERATE = 65_536  # worlds built once (each a full world state)
+MAX_BATCH = 2**22  # worlds stepped at once (the GPU sweep stops at 262,144)
+
+
 def _parse(argv: list[str]) -> argparse.Namespace:
     p = ArgumentParser(prog="hivex bench", description=__doc__.splitlines()[0])
     p.add_argument(
@@ -253,7 +262,11 @@ def _batch_sizes(text: str) -> list[int]:
         except ValueError:
             size = 0
         if size < 1:
-            raise UserError(f"--batch-sizes {text!r}: {item!r} is not a positive integer (e.g. 1,64,1024)")
+            raise UserError(
+                f"--batch-sizes {text[:40]!r}: {item[:40]!r} is not a positive integer (e.g. 1,64,1024)"
+            )
+        if size > MAX_BATCH:
+            raise UserError(f"--batch-sizes: {item[:40]!r} is more than {MAX_BATCH:,} worlds")
         sizes.append(size)
     return sizes
 
@@ -265,6 +278,12 @@ def main(argv: list[str] | None = None) -> int:
     check_positive(steps=args.steps, repeats=args.repeats, train_updates=args.train_updates)
     if args.pregenerate < 0:
         raise UserError(f"--pregenerate must be >= 0 (0 = generate each world); got {args.pregenerate}")
+    check_at_most(
+        steps=(args.steps, MAX_STEPS),
+        repeats=(args.repeats, MAX_REPEATS),
+        train_updates=(args.train_updates, MAX_TRAIN_UPDATES),
+        pregenerate=(args.pregenerate, MAX_PREGENERATE),
+    )
     overrides = {}
     for item in args.overrides:
         k, sep, v = item.partition("=")

@@ -3,7 +3,9 @@
 Each environment's `params.py` declares `PARAM_BOUNDS: dict[str, tuple[lo, hi]]` right after its params
 class: one entry per field, inclusive, applied elementwise to array fields (e.g. `task_weights`). A bound
 is a number or the name of a static attribute of the env (e.g. `"max_forest_patches"`), so bounds that
-follow static options stay true for every option.
+follow static options stay true for every option. `STATIC_BOUNDS` beside it bounds the numeric static
+options (constructor / `make` kwargs): `check_static_options` refuses a value outside them before the env
+allocates or traces anything.
 
 * Eager (`hivex_jax.make(...)`, `env.validate_params(params)`): a value outside its bounds, or a NaN,
   raises `ValueError` naming the field, the value and the bounds.
@@ -91,14 +93,121 @@ def clamp_params(params: Any, bounds: Mapping[str, tuple[float, float]]) -> Any:
     return params.replace(**changes) if changes else params
 
 
+def _scalar_number(x: Any) -> float | int:
+    """One element as a Python number; an integer beyond float64 stays an exact `int`."""
+    if isinstance(x, (bool, np.bool_)):
+        return int(x)
+    if isinstance(x, (int, np.integer)):
+        return int(x)
+    try:
+        return float(x)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise ValueError(f"{x!r} is not a number") from exc
+
+
+def number_array(value: Any) -> np.ndarray:
+    """`value` (scalar, nested list, NumPy or concrete JAX array) as a NumPy array comparisons work on:
+    its own numeric dtype, or float64/object elements for Python ints too large for int64 (never an
+    OverflowError). A non-number is a ValueError."""
+    try:
+        v = np.asarray(value)
+    except (OverflowError, TypeError, ValueError):
+        v = np.asarray(value, dtype=object)
+    if v.dtype.kind in "biuf":
+        return v
+    flat = [_scalar_number(x) for x in v.reshape(-1)]
+    out = np.empty(len(flat), dtype=object)
+    out[:] = flat
+    return out.reshape(v.shape)
+
+
+def show_number(x: Any) -> str:
+    """A number as text for an error message; an integer with more than 20 digits by its size."""
+    if isinstance(x, (int, np.integer)) and not isinstance(x, bool) and abs(int(x)) >= 10**30:
+        digits = int(abs(int(x)).bit_length() * 0.30103) + 1
+        return f"{'a negative' if x < 0 else 'an'} integer of about {digits} digits"
+    if isinstance(x, (float, np.floating)):
+        return repr(float(x))
+    return str(x)
+
+
 def bound_violation(name: str, value: Any, lo: float, hi: float, where: str) -> str | None:
     """The error message if concrete `value` (any shape) is NaN or outside [lo, hi], else None."""
-    v = np.asarray(value)
-    bad = np.isnan(v) | (v < lo) | (v > hi) if np.issubdtype(v.dtype, np.floating) else (v < lo) | (v > hi)
+    v = number_array(value)
+    if v.dtype == object:
+        bad = np.array([(x != x) or x < lo or x > hi for x in v.reshape(-1)], bool).reshape(v.shape)
+    elif np.issubdtype(v.dtype, np.floating):
+        bad = np.isnan(v) | (v < lo) | (v > hi)
+    else:
+        bad = (v < lo) | (v > hi)
     if not np.any(bad):
         return None
-    shown = v if v.ndim == 0 else v[bad]
-    return f"{where}: {name} = {shown.tolist()} is outside its bounds [{lo:g}, {hi:g}]"
+    if v.ndim == 0:
+        shown = show_number(v.item())
+    else:
+        values = v[bad].tolist()
+        more = f", ... ({len(values)} values)" if len(values) > 5 else ""
+        shown = "[" + ", ".join(show_number(x) for x in values[:5]) + more + "]"
+    return f"{where}: {name} = {shown} is outside its bounds [{lo:g}, {hi:g}]"
+
+
+def fits_dtype(value: Any, dtype: Any) -> bool:
+    """Whether every element of `value` converts to `dtype` without wrapping around or overflowing to
+    inf (NaN fits a float dtype: the bounds check reports it)."""
+    v = number_array(value)
+    dtype = np.dtype(dtype)
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return all(x == x and info.min <= x <= info.max for x in v.reshape(-1).tolist())
+    if dtype.kind == "f":
+        big = float(np.finfo(dtype).max)
+        return all(x != x or abs(x) == float("inf") or abs(x) <= big for x in v.reshape(-1).tolist())
+    return True
+
+
+def declared_static_bounds(params_type: type) -> dict[str, tuple[float, float]]:
+    """The `STATIC_BOUNDS` table declared next to `params_type` (in its module); {} if it has none."""
+    module = sys.modules.get(params_type.__module__)
+    return dict(getattr(module, "STATIC_BOUNDS", {}))
+
+
+def declared_fixed_options(params_type: type) -> dict[str, str]:
+    """`FIXED_OPTIONS` next to `params_type`: options other envs have that this one fixes, and why."""
+    module = sys.modules.get(params_type.__module__)
+    return dict(getattr(module, "FIXED_OPTIONS", {}))
+
+
+def check_static_options(where: str, table: Mapping[str, tuple[float, float]], **options: Any) -> tuple:
+    """`options`' values in the order given, each with an entry in `table` checked against its inclusive
+    bounds (an option whose bounds are ints must be a whole number; it comes back as an `int`).
+
+    Raises ValueError naming the option, the value and the bounds: called by `make` and by the env
+    constructors before anything is allocated or traced (docs/api.md, "Static options")."""
+    checked = []
+    for name, value in options.items():
+        if name not in table:
+            checked.append(value)
+            continue
+        lo, hi = table[name]
+        whole = isinstance(lo, int) and isinstance(hi, int)
+        kind = "a whole number" if whole else "a number"
+        if isinstance(value, (bool, np.bool_)) or isinstance(value, (str, bytes)) or np.ndim(value) != 0:
+            raise ValueError(f"{where}: {name} must be {kind} in [{lo:g}, {hi:g}]; got {value!r}")
+        try:
+            number = _scalar_number(np.asarray(value).item() if hasattr(value, "dtype") else value)
+        except ValueError:
+            raise ValueError(f"{where}: {name} must be {kind} in [{lo:g}, {hi:g}]; got {value!r}") from None
+        if number != number or not lo <= number <= hi:
+            raise ValueError(
+                f"{where}: {name} = {show_number(number)} is outside its bounds [{lo:g}, {hi:g}] "
+                "(static option)"
+            )
+        if whole:
+            if number != int(number):
+                raise ValueError(f"{where}: {name} must be a whole number in [{lo}, {hi}]; got {value!r}")
+            number = int(number)
+        checked.append(number)
+    return tuple(checked)
 
 
 def validate_params(params: Any, bounds: Mapping[str, tuple[float, float]], where: str) -> Any:

@@ -66,6 +66,30 @@ def check_positive(**values: int | None) -> None:
             raise UserError(f"--{name.replace('_', '-')} must be >= 1; got {value}")
 
 
+def check_at_most(**limits: tuple[int | None, int]) -> None:
+    """Raise `UserError` naming the first option whose value (given, i.e. not None) exceeds its limit:
+    `check_at_most(steps=(args.steps, 100_000))`. Keeps absurd sizes (10**30) from reaching jax."""
+    for name, (value, limit) in limits.items():
+        if value is not None and value > limit:
+            shown = (
+                value
+                if value < 10**30
+                else f"an integer of about {int(value.bit_length() * 0.30103) + 1} digits"
+            )
+            raise UserError(f"--{name.replace('_', '-')} must be <= {limit:,}; got {shown}")
+
+
+def check_world_seed(value: int, what: str = "--world") -> None:
+    """Raise `UserError` unless `value` is a world seed, in [0, 2**32)."""
+    if not 0 <= value < 2**32:
+        shown = (
+            value
+            if abs(value) < 10**30
+            else f"an integer of about {int(abs(value).bit_length() * 0.30103) + 1} digits"
+        )
+        raise UserError(f"{what} must be in [0, 2**32); got {shown}")
+
+
 class ArgumentParser(argparse.ArgumentParser):
     """argparse whose errors (unknown option, bad value) are a one-line `UserError`, not usage text."""
 

@@ -20,6 +20,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
+from hivex_jax.core import bounds
 from hivex_jax.core.seeding import world_key  # noqa: F401  (its old home: `core.registry.world_key`)
 
 _ID_PATTERN = re.compile(r"^[A-Za-z][A-Za-z0-9]*-v\d+$")
@@ -140,6 +141,11 @@ def make(id: str, **overrides: Any) -> tuple[Any, Any]:
     ctor_names = set(getattr(factory, "static_options", ()))
     static = {k: v for k, v in overrides.items() if k in ctor_names}
     dynamic = {k: v for k, v in overrides.items() if k not in ctor_names}
+    params_type = getattr(factory, "params_type", None)  # an env class (the bundled envs' constructors
+    if params_type is not None:  # check the same table themselves, first thing)
+        # sizes inside their documented bounds before the constructor allocates or traces anything
+        table = bounds.declared_static_bounds(params_type)
+        static = dict(zip(static, bounds.check_static_options(id, table, **static), strict=True))
     env = factory(**{**s.kwargs, **static})
     params = env.default_params()
     if dynamic:
@@ -151,18 +157,31 @@ def make(id: str, **overrides: Any) -> tuple[Any, Any]:
                 raise TypeError(f"{id}: give level or {env.level_field}, not both (the same field)")
             dynamic[env.level_field] = dynamic.pop("level")
         unknown = sorted(set(dynamic) - param_names)
+        fixed = bounds.declared_fixed_options(env.params_type)
+        for name in (u for u in unknown if u in fixed):  # e.g. WRM's 9 towers: say so, list nothing
+            raise TypeError(f"{id} {fixed[name]}: {name} is not an option")
         if unknown:
             options = sorted(ctor_names | param_names)
             close = {u: difflib.get_close_matches(u, options, n=2) for u in unknown}
             raise TypeError(
                 f"{id}: unknown option(s) {unknown}"
                 + "".join(f" ({u!r}: did you mean {c}?)" for u, c in close.items() if c)
-                + f". Static options: {sorted(ctor_names)}; EnvParams fields: {sorted(param_names)}"
+                + f". Static options: {sorted(ctor_names)}; EnvParams fields: the "
+                f"{len(param_names)} fields of {type(params).__name__} (env.params_type, env.param_bounds)"
             )
+        table = env.param_bounds
         cast = {}
         for k, v in dynamic.items():
             old = getattr(params, k)
-            cast[k] = jnp.asarray(v, dtype=jnp.result_type(old)) if hasattr(old, "dtype") else v
+            if not hasattr(old, "dtype"):
+                cast[k] = v
+                continue
+            dtype = jnp.result_type(old)
+            if k in table and not bounds.fits_dtype(v, dtype):
+                # 2**40, 1e308 or inf for an int32 field (1e39 for a float32 one) cannot be cast: it is
+                # outside the field's bounds, which lie inside its dtype, so say that
+                raise ValueError(bounds.bound_violation(k, v, *table[k], id))
+            cast[k] = jnp.asarray(v, dtype=dtype)
         if "task" in cast:
             env.variant_params(params, task=int(cast["task"]))  # validates the id
         if env.level_field in cast:
@@ -181,5 +200,24 @@ def make(id: str, **overrides: Any) -> tuple[Any, Any]:
 
 
 def stack_params(params_list: list[Any]) -> Any:
-    """Stack a list of `EnvParams` into one batched `EnvParams` (leading batch axis) for `vmap`."""
+    """Stack a list of `EnvParams` into one batched `EnvParams` (leading batch axis) for `vmap`.
+
+    A field whose value does not fit the first params' dtype (2**40 or 1e308 in an int32 field) is a
+    ValueError naming it (and its bounds where the env declares numbers), not an OverflowError."""
+    first = params_list[0] if params_list else None
+    if dataclasses.is_dataclass(first):
+        table = bounds.declared_bounds(type(first))
+        for f in dataclasses.fields(first):
+            dtype = getattr(getattr(first, f.name), "dtype", None)
+            if dtype is None:
+                continue
+            for p in params_list[1:]:
+                value = getattr(p, f.name)
+                if bounds.fits_dtype(value, dtype):
+                    continue
+                lo, hi = table.get(f.name, (None, None))
+                if isinstance(lo, (int, float)) and isinstance(hi, (int, float)):
+                    raise ValueError(bounds.bound_violation(f.name, value, lo, hi, "stack_params"))
+                shown = bounds.show_number(bounds.number_array(value).reshape(-1)[0])
+                raise ValueError(f"stack_params: {f.name} = {shown} does not fit {dtype}")
     return jax.tree.map(lambda *xs: jnp.stack([jnp.asarray(x) for x in xs]), *params_list)

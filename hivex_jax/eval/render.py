@@ -13,7 +13,9 @@ from pathlib import Path
 from hivex_jax.core.errors import (
     ArgumentParser,
     UserError,
+    check_at_most,
     check_positive,
+    check_world_seed,
     check_writable_dir,
     make_checked,
     reports_user_errors,
@@ -51,8 +53,10 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of `hivex render`."""
     args = _parser().parse_args(argv)
     check_positive(steps=args.steps, frames=args.frames, fps=args.fps)
-    if not 0 <= args.world < 2**32:
-        raise UserError(f"--world must be in [0, 2**32); got {args.world}")
+    # 10**30 steps or frames would reach jax as an overflow; a GIF's frame delay is in 1/100 s
+    check_at_most(steps=(args.steps, 1_000_000), frames=(args.frames, 10_000), fps=(args.fps, 100))
+    check_world_seed(args.world)
+    check_world_seed(args.seed, "--seed")
     out = Path(args.out or f"{args.env.replace('/', '_')}_world{args.world}.gif")
     if out.is_dir():
         raise UserError(f"--out {out} is a folder; give a file name like {out / 'episode.gif'}")

@@ -6,7 +6,13 @@ import argparse
 
 import numpy as np
 
-from hivex_jax.core.errors import ArgumentParser, check_writable_dir, reports_user_errors, user_input
+from hivex_jax.core.errors import (
+    ArgumentParser,
+    check_world_seed,
+    check_writable_dir,
+    reports_user_errors,
+    user_input,
+)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -64,6 +70,8 @@ def _run(args: argparse.Namespace) -> int:
     from hivex_jax.worlds import field_specs, load_world, save_world, world_of_seed
     from hivex_jax.worlds.fields import input_specs
 
+    if args.action == "export":
+        check_world_seed(args.world)  # -1 or 2**40 would overflow the world key: one line instead
     env, params = _env(args.env, getattr(args, "level", None))
     if args.action == "fields":
         for spec in field_specs(env).values():

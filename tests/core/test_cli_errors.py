@@ -123,7 +123,7 @@ CASES = [
     (["render", "--env", "Nope-v0"], ["unknown environment id 'Nope-v0'"]),
     (["render", "--task", "9"], ["unknown task 9", "(0, 1)"]),
     (["render", "--env", "DroneBasedReforestation-v0", "--level", "99"], ["unknown terrain_level 99"]),
-    (["render", "--num-agents", "-3"], ["num_agents must be one of"]),
+    (["render", "--num-agents", "-3"], ["num_agents = -3 is outside its bounds [1, 80]"]),
     (["render", "--policy", "best"], ["invalid choice: 'best'", "'scripted'"]),
     (["render", "--frames", "0"], ["--frames must be >= 1"]),
     (["render", "--world", "-1"], ["--world must be in [0, 2**32)"]),

@@ -10,6 +10,7 @@ import jax.numpy as jnp
 from flax import struct
 
 from hivex_jax.core import spaces
+from hivex_jax.core.bounds import check_static_options
 from hivex_jax.core.environment import Environment, EnvState, StepOutput
 from hivex_jax.envs.aerial_wildfire_suppression import generator, heuristics, render, rewards
 from hivex_jax.envs.aerial_wildfire_suppression.dynamics import (
@@ -52,6 +53,7 @@ from hivex_jax.envs.aerial_wildfire_suppression.params import (
     PICK_UP_WATER,
     PREPARING_TREE,
     REWARD_TERM_NAMES,
+    STATIC_BOUNDS,
     SUPPORTED_AGENT_COUNTS,
     TASK_DROP_WATER,
     TASK_FIND_FIRE,
@@ -164,6 +166,19 @@ class AerialWildfireSuppression(Environment):
         local_radius_m: float = 160.0,
         render_size: int = 256,
     ):
+        num_agents, grid_size, camera_size, camera_channels, vector_size, local_radius_m, render_size = (
+            check_static_options(
+                self.env_id,
+                STATIC_BOUNDS,
+                num_agents=num_agents,
+                grid_size=grid_size,
+                camera_size=camera_size,
+                camera_channels=camera_channels,
+                vector_size=vector_size,
+                local_radius_m=local_radius_m,
+                render_size=render_size,
+            )
+        )
         if num_agents not in SUPPORTED_AGENT_COUNTS:
             raise ValueError(
                 f"AerialWildfireSuppression-v0: num_agents must be one of {SUPPORTED_AGENT_COUNTS} "

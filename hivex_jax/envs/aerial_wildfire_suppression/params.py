@@ -268,3 +268,18 @@ PARAM_BOUNDS: dict[str, tuple[float | str, float | str]] = {
     "count_rewetting": (0, 1),
     "end_episode_on_fire_out": (0, 1),
 }
+
+
+#: Documented bounds of the numeric static options (constructor / `make` kwargs), inclusive: `make` and the
+#: constructor refuse a value outside them before anything is allocated or traced (hivex_jax.core.bounds).
+#: Options with a fixed set of values are also checked against the set (env.py). The upper bounds keep one
+#: world far below 1 GB and a first compile within seconds (docs/envs/aerial_wildfire_suppression.md).
+STATIC_BOUNDS: dict[str, tuple[float, float]] = {
+    "num_agents": (1, 12),  # one of SUPPORTED_AGENT_COUNTS
+    "grid_size": (32, 252),  # a multiple of 4; <= 252: tree counts are packed into 16-bit halves
+    "camera_size": (1, 128),  # pixels per side: uint8[A, S, S, C] per world
+    "camera_channels": (1, 3),  # 1 or 3
+    "vector_size": (8, 9),
+    "local_radius_m": (150.0, 300.0),  # >= the find-fire / village-danger defaults; window inside grid 32
+    "render_size": (16, 512),  # pixels per side of env.render's picture
+}

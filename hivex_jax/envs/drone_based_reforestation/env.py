@@ -9,6 +9,7 @@ import jax.numpy as jnp
 from flax import struct
 
 from hivex_jax.core import spaces
+from hivex_jax.core.bounds import check_static_options
 from hivex_jax.core.environment import Environment, EnvState, StepOutput
 from hivex_jax.envs.drone_based_reforestation import generator, heuristics, render, rewards
 from hivex_jax.envs.drone_based_reforestation.dynamics import battery_drain, fly
@@ -30,6 +31,7 @@ from hivex_jax.envs.drone_based_reforestation.params import (
     RETURN_FURTHEST,
     REWARD_TERM_NAMES,
     RUNNING_BACK,
+    STATIC_BOUNDS,
     STATION_ALWAYS,
     STATION_TERMS,
     SUPPORTED_AGENT_COUNTS,
@@ -163,6 +165,18 @@ class DroneBasedReforestation(Environment):
         render_size: int = 128,
         terrain_grid: bool = False,
     ):
+        num_agents, camera_size, physics_substeps, max_forest_patches, max_planted_trees, render_size = (
+            check_static_options(
+                self.env_id,
+                STATIC_BOUNDS,
+                num_agents=num_agents,
+                camera_size=camera_size,
+                physics_substeps=physics_substeps,
+                max_forest_patches=max_forest_patches,
+                max_planted_trees=max_planted_trees,
+                render_size=render_size,
+            )
+        )
         if num_agents not in SUPPORTED_AGENT_COUNTS:
             raise ValueError(
                 f"DroneBasedReforestation-v0: num_agents must be one of {SUPPORTED_AGENT_COUNTS} "

@@ -277,3 +277,17 @@ PARAM_BOUNDS: dict[str, tuple[float | str, float | str]] = {
     "camera_min_half_width": (0.5, 20.0),  # does not overlap the max's range: a positive width band
     "camera_max_half_width": (25.0, 500.0),
 }
+
+
+#: Documented bounds of the numeric static options (constructor / `make` kwargs), inclusive: `make` and the
+#: constructor refuse a value outside them before anything is allocated or traced (hivex_jax.core.bounds).
+#: Options with a fixed set of values are also checked against the set (env.py). The upper bounds keep one
+#: world far below 1 GB and a first compile within seconds (docs/envs/drone_based_reforestation.md).
+STATIC_BOUNDS: dict[str, tuple[float, float]] = {
+    "num_agents": (1, 12),  # one of SUPPORTED_AGENT_COUNTS
+    "camera_size": (16, 32),  # one of SUPPORTED_CAMERA_SIZES
+    "physics_substeps": (1, 20),  # unrolled in the compiled step: compile time grows with it
+    "max_forest_patches": (1, 48),  # generator.FOREST_CANDIDATES
+    "max_planted_trees": (1, 256),  # env.render draws every tree on every pixel
+    "render_size": (16, 512),  # pixels per side of env.render's picture
+}

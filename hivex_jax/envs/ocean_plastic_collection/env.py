@@ -9,6 +9,7 @@ import jax.numpy as jnp
 from flax import struct
 
 from hivex_jax.core import spaces
+from hivex_jax.core.bounds import check_static_options
 from hivex_jax.core.environment import Environment, EnvState, StepOutput
 from hivex_jax.envs.ocean_plastic_collection import dynamics, generator, heuristics, render, rewards
 from hivex_jax.envs.ocean_plastic_collection.observations import (
@@ -35,6 +36,7 @@ from hivex_jax.envs.ocean_plastic_collection.params import (
     PARKED,
     RESPAWN_SLOTS,
     REWARD_TERM_NAMES,
+    STATIC_BOUNDS,
     TASK_NAMES,
     OceanPlasticParams,
 )
@@ -96,6 +98,14 @@ class OceanPlasticCollection(Environment):
         render_size: int = 256,
         obstacles: bool = False,
     ):
+        num_agents, num_pebbles, physics_substeps, render_size = check_static_options(
+            self.env_id,
+            STATIC_BOUNDS,
+            num_agents=num_agents,
+            num_pebbles=num_pebbles,
+            physics_substeps=physics_substeps,
+            render_size=render_size,
+        )
         if not 1 <= num_agents <= MAX_AGENTS:
             raise ValueError(
                 f"OceanPlasticCollection-v0: num_agents must be in 1..{MAX_AGENTS} (HIVEX uses 3); "

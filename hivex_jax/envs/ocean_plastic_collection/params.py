@@ -146,3 +146,15 @@ PARAM_BOUNDS: dict[str, tuple[float, float]] = {
     "visual_cell_size": (0.1, 50.0),  # > 0: positions are divided by it
     "visual_saturation_count": (0.1, 1000.0),  # > 0: counts are divided by it
 }
+
+
+#: Documented bounds of the numeric static options (constructor / `make` kwargs), inclusive: `make` and the
+#: constructor refuse a value outside them before anything is allocated or traced (hivex_jax.core.bounds).
+#: The upper bounds keep one world far below 1 GB and a first compile within seconds
+#: (docs/envs/ocean_plastic_collection.md).
+STATIC_BOUNDS: dict[str, tuple[float, float]] = {
+    "num_agents": (1, MAX_AGENTS),
+    "num_pebbles": (1, 65_536),  # every sub-step compares each vessel with each pebble
+    "physics_substeps": (1, 20),  # unrolled in the compiled step: compile time grows with it
+    "render_size": (16, 512),  # pixels per side of env.render's picture
+}

@@ -10,6 +10,7 @@ import numpy as np
 from flax import struct
 
 from hivex_jax.core import spaces
+from hivex_jax.core.bounds import check_static_options
 from hivex_jax.core.environment import Environment, EnvState, StepOutput
 from hivex_jax.envs.wildfire_resource_management import dynamics, generator, heuristics, render, rewards
 from hivex_jax.envs.wildfire_resource_management.generator import BURNING, BURNT
@@ -21,6 +22,7 @@ from hivex_jax.envs.wildfire_resource_management.params import (
     NUM_TOWERS,
     REWARD_TERM_NAMES,
     SELF,
+    STATIC_BOUNDS,
     TASK_NAMES,
     WildfireParams,
     task_weight_row,
@@ -67,6 +69,9 @@ class WildfireResourceManagement(Environment):
     scripted_policy = staticmethod(heuristics.scripted_policy)
 
     def __init__(self, fire_resolution: int = 32, render_size: int = 256):
+        fire_resolution, render_size = check_static_options(
+            self.env_id, STATIC_BOUNDS, fire_resolution=fire_resolution, render_size=render_size
+        )
         if fire_resolution % COARSE_MAP or not 16 <= fire_resolution <= 128:
             raise ValueError(
                 "WildfireResourceManagement-v0: fire_resolution must be a multiple of 8 in [16, 128]; "

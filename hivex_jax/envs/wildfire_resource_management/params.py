@@ -216,3 +216,14 @@ PARAM_BOUNDS: dict[str, tuple[float, float]] = {
     "ignition_radius": (0.0, 1000.0),
     "resource_suppression": (0.0, 100.0),
 }
+
+
+#: Documented bounds of the numeric static options (constructor / `make` kwargs), inclusive: `make` and the
+#: constructor refuse a value outside them before anything is allocated or traced (hivex_jax.core.bounds).
+#: (docs/envs/wildfire_resource_management.md). The tower count is not an option: HIVEX has 9 towers.
+STATIC_BOUNDS: dict[str, tuple[float, float]] = {
+    "fire_resolution": (16, 128),  # a multiple of 8 (fire cells per side of the island)
+    "render_size": (16, 512),  # pixels per side of env.render's picture
+}
+#: options other envs have that this one fixes, with why (`make` says so instead of listing every field)
+FIXED_OPTIONS: dict[str, str] = {"num_agents": f"has {NUM_TOWERS} fixed watch towers"}

@@ -9,6 +9,7 @@ import jax.numpy as jnp
 from flax import struct
 
 from hivex_jax.core import spaces
+from hivex_jax.core.bounds import check_static_options
 from hivex_jax.core.environment import Environment, EnvState, StepOutput
 from hivex_jax.envs.wind_farm_control import generator, heuristics, render, rewards, wakes
 from hivex_jax.envs.wind_farm_control.dynamics import rotate, wind_angle
@@ -22,6 +23,7 @@ from hivex_jax.envs.wind_farm_control.params import (
     PATTERN_NAMES,
     REAL_FARM_SIZES,
     REWARD_TERM_NAMES,
+    STATIC_BOUNDS,
     SUPPORTED_AGENT_COUNTS,
     TASK_NAMES,
     WIND_SCHEDULE_KNOTS,
@@ -63,6 +65,9 @@ class WindFarmControl(Environment):
     def __init__(
         self, num_agents: int = DEFAULT_NUM_AGENTS, render_size: int = 128, wake_model: str = "none"
     ):
+        num_agents, render_size = check_static_options(
+            self.env_id, STATIC_BOUNDS, num_agents=num_agents, render_size=render_size
+        )
         if num_agents not in SUPPORTED_AGENT_COUNTS + REAL_FARM_SIZES:
             raise ValueError(
                 f"WindFarmControl-v0: num_agents must be one of {SUPPORTED_AGENT_COUNTS} "

@@ -142,3 +142,12 @@ PARAM_BOUNDS: dict[str, tuple[float, float]] = {
     "wake_yaw_limit_degrees": (0.0, 85.0),
     "farm_power_share": (0.0, 1.0),
 }
+
+
+#: Documented bounds of the numeric static options (constructor / `make` kwargs), inclusive: `make` and the
+#: constructor refuse a value outside them before anything is allocated or traced (hivex_jax.core.bounds).
+#: `num_agents` must also be one of SUPPORTED_AGENT_COUNTS or REAL_FARM_SIZES (env.py).
+STATIC_BOUNDS: dict[str, tuple[float, float]] = {
+    "num_agents": (1, max(REAL_FARM_SIZES)),
+    "render_size": (16, 512),  # pixels per side of env.render's picture
+}
