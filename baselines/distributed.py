@@ -77,6 +77,10 @@ def add_distributed_args(parser: argparse.ArgumentParser) -> None:
     )
 
 
+#: the most CPU devices `--local-devices` may split one process into (XLA fails past int32 with a traceback)
+MAX_LOCAL_DEVICES = 1024
+
+
 def spec_from_args(args: argparse.Namespace) -> DistributedSpec:
     """Check the multi-process options (one-line `UserError`s) and bundle them."""
     explicit = {
@@ -92,16 +96,18 @@ def spec_from_args(args: argparse.Namespace) -> DistributedSpec:
         raise UserError(f"{', '.join(given)} also needs {', '.join(missing)} (every process gets all three)")
     if args.init_timeout < 1:
         raise UserError(f"--init-timeout must be >= 1 second; got {args.init_timeout}")
-    if args.local_devices is not None and args.local_devices < 1:
-        raise UserError(f"--local-devices must be >= 1; got {args.local_devices}")
+    if args.init_timeout > 86_400:  # a day: longer is a typo, not a slow cluster start
+        raise UserError(f"--init-timeout must be <= 86400 seconds (a day); got {args.init_timeout}")
+    if args.local_devices is not None and not 1 <= args.local_devices <= MAX_LOCAL_DEVICES:
+        raise UserError(f"--local-devices must be in [1, {MAX_LOCAL_DEVICES}]; got {args.local_devices}")
     if given:
         host, _, port = str(args.coordinator).rpartition(":")
         if not host or not port.isdigit() or not 0 < int(port) < 65536:
             raise UserError(
                 f"--coordinator {args.coordinator!r} must look like HOST:PORT, e.g. 10.0.0.1:1234"
             )
-        if args.num_processes < 1:
-            raise UserError(f"--num-processes must be >= 1; got {args.num_processes}")
+        if not 1 <= args.num_processes <= 1 << 16:
+            raise UserError(f"--num-processes must be in [1, 65536]; got {args.num_processes}")
         if not 0 <= args.process_id < args.num_processes:
             raise UserError(
                 f"--process-id {args.process_id} is outside 0..{args.num_processes - 1} "
