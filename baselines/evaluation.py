@@ -127,6 +127,7 @@ class HeldOutEvaluation:
         key = jax.random.PRNGKey(cfg.eval_seed)
         self.train = train  # its env is the evaluated one (stress / file worlds): the GIF plays there too
         self.worlds = rollout.seed_range(worlds)
+        self.distinct_episodes: dict[str, Any] | None = None  # seeds dropped as repeats (distinct_worlds)
         self.num_seeds = cfg.num_seeds
         self.reward_term_names = tuple(env.reward_term_names)
         self.trained = rollout.Evaluator(
@@ -160,6 +161,8 @@ class HeldOutEvaluation:
     def full(self, params: Any, baselines: bool = True) -> dict[str, Any]:
         """Every policy's per-world results and summaries (the content of eval.json)."""
         out: dict[str, Any] = {"worlds": self.worlds.tolist(), "policies": {}}
+        if self.distinct_episodes is not None:
+            out["distinct_episodes"] = self.distinct_episodes
         for name, totals in self.trained_totals(params).items():  # [S, W, A, ...]
             per_seed = totals["return"].mean(-1)
             per_world = [
@@ -239,15 +242,32 @@ def world_setting(
     return evaluated, worlds, record
 
 
+def distinct_worlds(env: Any, worlds: Any) -> tuple[tuple[int, ...], dict[str, Any] | None]:
+    """`(world seeds, record)`: `worlds` with each distinct episode once. On a file world of an env whose
+    episode there depends only on the world and the actions (WRM: `FILE_WORLD_SEED_FREE`), every seed
+    that plays it repeats the first one's episode for a deterministic policy (greedy, scripted) and
+    only resamples actions on the same world for a stochastic one (stochastic, random); the evaluation
+    plays one episode per world for every policy, as on generated worlds, so those seeds are dropped
+    and `record` says which and why (None: none dropped). Other envs' seeds change the episode
+    (`SEED_ON_FILE_WORLD`) and are all kept."""
+    from hivex_jax.worlds.wrapper import distinct_episode_seeds
+
+    seeds, record = distinct_episode_seeds(env, rollout.seed_range(worlds), passes_key=(PolicyMemoryEnv,))
+    return tuple(seeds.tolist()), record
+
+
 def get_evaluation(population: Population, worlds: Any, num_steps: int | None = None) -> HeldOutEvaluation:
-    """`HeldOutEvaluation` for the population's policy on `worlds` (or "stress"), reused across calls."""
+    """`HeldOutEvaluation` for the population's policy on `worlds` (or "stress"), reused across calls;
+    seeds that would repeat an episode on a file world are dropped (`distinct_worlds`)."""
     if worlds == "stress":
         evaluated, worlds, _ = world_setting(population.config, worlds)
         return get_transfer_evaluation(population, evaluated, worlds, num_steps)
-    world_list = tuple(rollout.seed_range(worlds).tolist())
+    world_list, dropped = distinct_worlds(population.train.env, worlds)
     key = ("evaluation", compute_key(population.config), len(world_list), num_steps)
     evaluation = cached(key, lambda: HeldOutEvaluation(population.train, world_list, num_steps))
-    return evaluation.on(world_list)
+    evaluation = evaluation.on(world_list)
+    evaluation.distinct_episodes = dropped
+    return evaluation
 
 
 def write_episode_gif(path: Path, evaluation: HeldOutEvaluation, params: Any) -> None:
@@ -295,14 +315,17 @@ def get_transfer_evaluation(
     count, level, task, env option; `baselines.transfer.eval_config` checked it can act there)."""
     from baselines.common import make_env
 
+    env, env_params = make_env(evaluated)
+
     def build() -> HeldOutEvaluation:
-        env, env_params = make_env(evaluated)
         train = dataclasses.replace(population.train, config=evaluated, env=env, env_params=env_params)
         return HeldOutEvaluation(train, world_list, num_steps)
 
-    world_list = tuple(rollout.seed_range(worlds).tolist())
+    world_list, dropped = distinct_worlds(env, worlds)
     key = ("transfer", compute_key(population.config), compute_key(evaluated), len(world_list), num_steps)
-    return cached(key, build).on(world_list)
+    evaluation = cached(key, build).on(world_list)
+    evaluation.distinct_episodes = dropped
+    return evaluation
 
 
 def evaluate_run(

@@ -153,6 +153,10 @@ def plot_learning_curve(run_dir: Path, config: PPOConfig, references: dict[str, 
 def _worlds_kind(results: dict[str, Any]) -> str:
     """ "held-out worlds", how many of the evaluated worlds are training worlds, or the file / stress
     worlds the seeds pick among."""
+    distinct = results.get("distinct_episodes")  # seeds dropped as repeats of an episode (evaluation.py)
+    if distinct:
+        files = f" over {len(results['world_files'])} file world(s)" if results.get("world_files") else ""
+        return f"distinct episode(s){files} ({distinct['seeds_given']} seeds given, repeats dropped)"
     if results.get("world_files"):
         return f"seeds over {len(results['world_files'])} file world(s)"
     if results.get("stress_worlds"):
@@ -198,6 +202,10 @@ def format_results(results: dict[str, Any]) -> str:
         "return = per-agent mean:",
         f"  {'policy':<11s} {'return':>10s} {'+-95% CI':>9s} {'IQM':>10s} {'vs scripted':>12s}",
     ]
+    if results.get("distinct_episodes"):
+        d = results["distinct_episodes"]
+        shown = ", ".join(map(str, d["dropped_seeds"][:4])) + (", ..." if len(d["dropped_seeds"]) > 4 else "")
+        lines.insert(1, f"  {len(d['dropped_seeds'])} seed(s) dropped ({shown}): {d['why']}")
     for name, block in results["policies"].items():
         s = block["summary"]
         r = f"{ratio[name]:.3f}" if name in ratio else ("1.000" if name == "scripted" else "")

@@ -80,11 +80,32 @@ class FileWorlds(Wrapper):
             merged[name] = jnp.where(use & self.given[name][row], stacked[row], fields[name])
         return self.module.apply_world(raw, key, state, merged, raw.clamp_params(params))
 
-    def reset(self, key: jax.Array, params: Any):
+    def pick(self, key: jax.Array) -> tuple[jax.Array, jax.Array]:
+        """`(world key, world index)` a reset with `key` uses (index `GENERATED`: the key's own world)."""
         k_world, k_pick, k_mix = jax.random.split(key, 3)
         index = jax.random.randint(k_pick, (), 0, self.num_worlds)
         generated = jax.random.uniform(k_mix) < self.generated_fraction
-        return self.reset_world(k_world, params, jnp.where(generated, GENERATED, index))
+        return k_world, jnp.where(generated, GENERATED, index)
+
+    def reset(self, key: jax.Array, params: Any):
+        k_world, index = self.pick(key)
+        return self.reset_world(k_world, params, index)
+
+    def played_worlds(self, seeds: Sequence[int]) -> np.ndarray:
+        """i64[N]: the file world each world seed's reset plays (`GENERATED`: the key's generated world)."""
+        from hivex_jax.core.seeding import world_key
+
+        pick = jax.jit(jax.vmap(lambda seed: self.pick(world_key(seed))[1]))
+        return np.asarray(pick(jnp.asarray(np.asarray(seeds), jnp.uint32)), np.int64)
+
+    def seed_free(self, index: int) -> bool:
+        """True if an episode on file world `index` depends only on the world and the actions: the env
+        says so (`FILE_WORLD_SEED_FREE`) and the file gives every world field (a field it leaves out
+        comes from the seed's generated world)."""
+        if index < 0 or not getattr(self.module, "FILE_WORLD_SEED_FREE", False):
+            return False
+        fields = [spec.name for spec in self.module.FIELDS]
+        return all(name in self.given and bool(self.given[name][index]) for name in fields)
 
     def step(self, key: jax.Array, state: Any, action: Any, params: Any):
         return self.env.step(key, state, action, params)
@@ -95,6 +116,40 @@ def with_file_worlds(env: Any, worlds: Sequence[Mapping[str, np.ndarray]], param
     if isinstance(env, FrameStack):
         return FrameStack(FileWorlds(env.env, worlds, params, **kwargs), env.stacks)
     return FileWorlds(env, worlds, params, **kwargs)
+
+
+def distinct_episode_seeds(
+    env: Any, seeds: Sequence[int], passes_key: tuple[type, ...] = ()
+) -> tuple[np.ndarray, dict[str, Any] | None]:
+    """`(seeds, record)`: `seeds` without those whose episode would repeat an earlier one's under the
+    same actions (a seed-free env's file world that an earlier seed already plays: `FileWorlds.seed_free`),
+    and what was dropped and why (None: nothing dropped). `env` as `make` builds it; wrappers between it
+    and `FileWorlds` must hand `reset` its key unchanged (FrameStack, and the classes in `passes_key`),
+    otherwise nothing is dropped."""
+    seeds = np.asarray(seeds, np.int64)
+    inner = env
+    while not isinstance(inner, FileWorlds):
+        if not isinstance(inner, (FrameStack, *passes_key)):
+            return seeds, None
+        inner = inner.env
+    played = inner.played_worlds(seeds)
+    keep, seen = [], set()
+    for i, index in enumerate(played.tolist()):
+        if inner.seed_free(index) and index in seen:
+            continue
+        seen.add(index)
+        keep.append(i)
+    if len(keep) == len(seeds):
+        return seeds, None
+    dropped = sorted(set(range(len(seeds))) - set(keep))
+    record = {
+        "seeds_given": len(seeds),
+        "distinct": len(keep),
+        "dropped_seeds": seeds[dropped].tolist(),
+        "why": f"{getattr(inner, 'env_id', '')}: on a file world the seed changes "
+        + inner.module.SEED_ON_FILE_WORLD,
+    }
+    return seeds[keep], record
 
 
 def load_worlds(paths: Sequence[str], env: Any, params: Any) -> list[dict[str, np.ndarray]]:

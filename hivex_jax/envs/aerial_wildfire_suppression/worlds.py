@@ -39,6 +39,14 @@ FIELDS = (
 )
 #: a single image or .npy file is the island's cells
 PRIMARY_FIELD = "cells"
+#: what the world seed changes in an episode on a file world that gives every field (docs/worlds.md)
+SEED_ON_FILE_WORLD = (
+    "the ignition, the weather and the planes' spawn at reset, and the fire's spread and "
+    "burn-out every step (the step key)"
+)
+#: True: two seeds on such a file world play the same episode under the same actions, so an
+#: evaluation plays each such file world once (tests/eval/test_eval_distinct_episodes.py)
+FILE_WORLD_SEED_FREE = False
 #: import-only: a height map, converted to `slope` (never exported)
 INPUT_FIELDS = (
     FieldSpec(

@@ -65,6 +65,14 @@ _GRID_FIELDS = ("terrain_grid", "terrain_grid_given")
 _SAMPLE_PARAMS = DroneParams()
 #: a single image or .npy file gives the forest patch centres
 PRIMARY_FIELD = "forest_centres"
+#: what the world seed changes in an episode on a file world that gives every field (docs/worlds.md)
+SEED_ON_FILE_WORLD = (
+    "the drones' spawn positions on the ring around the station and their headings; a step "
+    "draws no randomness"
+)
+#: True: two seeds on such a file world play the same episode under the same actions, so an
+#: evaluation plays each such file world once (tests/eval/test_eval_distinct_episodes.py)
+FILE_WORLD_SEED_FREE = False
 
 
 def world_fields(state) -> dict[str, jax.Array]:

@@ -49,6 +49,14 @@ FIELDS = (
 )
 #: a single image or .npy file is a trash density map
 PRIMARY_FIELD = "background"
+#: what the world seed changes in an episode on a file world that gives every field (docs/worlds.md)
+SEED_ON_FILE_WORLD = (
+    "the vessels' spawn and the trash: the initial pebbles and the respawn stream are drawn "
+    "from the reset key's noise seed (the density map and obstacles are the file's)"
+)
+#: True: two seeds on such a file world play the same episode under the same actions, so an
+#: evaluation plays each such file world once (tests/eval/test_eval_distinct_episodes.py)
+FILE_WORLD_SEED_FREE = False
 
 
 def world_fields(state) -> dict[str, jax.Array]:

@@ -54,6 +54,14 @@ FIELDS = (
 )
 #: a single image or .npy file is a height map
 PRIMARY_FIELD = "heights"
+#: what the world seed changes in an episode on a file world that gives every field (docs/worlds.md)
+SEED_ON_FILE_WORLD = (
+    "nothing: the episode depends only on the world and the actions (the fire's chance draws "
+    "are hashed from the world's fire_seed, not from the step key)"
+)
+#: True: two seeds on such a file world play the same episode under the same actions, so an
+#: evaluation plays each such file world once (tests/eval/test_eval_distinct_episodes.py)
+FILE_WORLD_SEED_FREE = True
 
 
 def world_fields(state) -> dict[str, jax.Array]:

@@ -53,6 +53,14 @@ FIELDS = (
 )
 #: a single image or .npy file is a turbine layout
 PRIMARY_FIELD = "positions"
+#: what the world seed changes in an episode on a file world that gives every field (docs/worlds.md)
+SEED_ON_FILE_WORLD = (
+    "the turbines' initial facing (yaw) angles; the wind (layout, noise waves, schedule) is the "
+    "file's and a step draws no randomness"
+)
+#: True: two seeds on such a file world play the same episode under the same actions, so an
+#: evaluation plays each such file world once (tests/eval/test_eval_distinct_episodes.py)
+FILE_WORLD_SEED_FREE = False
 
 
 def world_fields(state) -> dict[str, jax.Array]:
