@@ -308,6 +308,10 @@ def load_run(
     return config, population, state
 
 
+#: `make_env` of the settings `get_transfer_evaluation` evaluated in lately (a few; not the program cache)
+_TRANSFER_ENVS: dict[Any, tuple[Any, Any]] = {}
+
+
 def get_transfer_evaluation(
     population: Population, evaluated: PPOConfig, worlds: Any, num_steps: int | None = None
 ) -> HeldOutEvaluation:
@@ -315,7 +319,12 @@ def get_transfer_evaluation(
     count, level, task, env option; `baselines.transfer.eval_config` checked it can act there)."""
     from baselines.common import make_env
 
-    env, env_params = make_env(evaluated)
+    env_key = compute_key(evaluated)
+    if env_key not in _TRANSFER_ENVS:  # built once per setting (world files are read here), not per call
+        if len(_TRANSFER_ENVS) >= 4:
+            _TRANSFER_ENVS.clear()
+        _TRANSFER_ENVS[env_key] = make_env(evaluated)
+    env, env_params = _TRANSFER_ENVS[env_key]
 
     def build() -> HeldOutEvaluation:
         train = dataclasses.replace(population.train, config=evaluated, env=env, env_params=env_params)
