@@ -523,10 +523,8 @@ class HivexServer:
             length, done, slice_steps = 0, False, 1
             while not done and length < cap:
                 async with self._grade_turn:
-                    began = time.perf_counter()
                     limit = min(length + slice_steps, cap)
-                    carry, length, done = await asyncio.to_thread(grader.play, carry, params, limit)
-                    spent = time.perf_counter() - began
+                    carry, length, done, spent = await asyncio.to_thread(grader.play, carry, params, limit)
                 if spent < GRADE_SLICE_S / 2:
                     slice_steps *= 2
                 elif spent > GRADE_SLICE_S:

@@ -277,10 +277,13 @@ class ScriptedGrader:
 
         return jax.lax.while_loop(cond, body, carry)
 
-    def play(self, carry: tuple, params: Any, limit: int) -> tuple[tuple, int, bool]:
-        """`advance` to `limit` steps in all, waiting for it: (carry, steps played, episode ended)."""
+    def play(self, carry: tuple, params: Any, limit: int) -> tuple[tuple, int, bool, float]:
+        """`advance` to `limit` steps in all, waiting for it: (carry, steps played, episode ended,
+        seconds it took here, which excludes waiting for a thread or the GIL on a busy server)."""
+        began = time.perf_counter()
         carry = self.advance(carry, params, np.int32(limit))
-        return carry, int(carry[2]["length"]), bool(carry[3])
+        length, done = int(carry[2]["length"]), bool(carry[3])
+        return carry, length, done, time.perf_counter() - began
 
     @staticmethod
     def totals(carry: tuple) -> dict[str, Any]:
