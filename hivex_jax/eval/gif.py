@@ -52,7 +52,10 @@ def episode_frames(
 
 
 def write_gif(path: str | Path, frames: np.ndarray, fps: float = 20) -> Path:
-    """Write uint8[F, H, W, 3] frames as a GIF that loops forever at `fps` frames per second."""
+    """Write uint8[F, H, W, 3] frames as a GIF that loops forever at `fps` frames per second.
+
+    A GIF stores each frame's delay in hundredths of a second, so 1000 / fps is rounded to 10 ms (fps 30
+    plays at 33.3); browsers play delays under 20 ms as 100 ms, so above 50 fps they play slower."""
     from PIL import Image
 
     if not fps > 0:
