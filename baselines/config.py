@@ -515,7 +515,7 @@ def validate_env(config: PPOConfig) -> None:
 
     try:
         env, env_params = make_env(config)
-    except (KeyError, TypeError, ValueError) as exc:
+    except (KeyError, TypeError, ValueError, OverflowError) as exc:  # OverflowError: an int past int64
         message = one_line(exc)
         if config.env_id not in message:  # e.g. a value jnp cannot convert: say which options it was
             given = {"env_params": config.env_params, "env_options": config.env_options}
@@ -563,7 +563,7 @@ def fit_saved_config(config: PPOConfig) -> PPOConfig:
 
     try:
         env, env_params = make_env(config)
-    except (KeyError, TypeError, ValueError):
+    except (KeyError, TypeError, ValueError, OverflowError):
         return config  # validate_env says what is wrong with it
     if "visual" in env.observation_space(env_params).spaces:
         return config

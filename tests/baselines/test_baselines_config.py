@@ -178,3 +178,16 @@ def test_huge_pregenerated_world_pool_is_refused_before_it_is_built():
     with pytest.raises(ConfigError, match=r"pregenerate_worlds: a pool of 16,000,000 train worlds needs"):
         validate_env(config)
     validate_env(config.replace(pregenerate_worlds=False))  # generated at reset: nothing to hold
+
+
+def test_an_overflowing_env_option_is_a_config_error(monkeypatch):
+    # jnp's OverflowError for an int past int64 (before make bounds every field) is one line, not a traceback
+    import baselines.common
+    from baselines.config import validate_env
+
+    def overflow(config):
+        raise OverflowError("Python int too large to convert to C long")
+
+    monkeypatch.setattr(baselines.common, "make_env", overflow)
+    with pytest.raises(ConfigError, match="WindFarmControl-v0 with env_params=.*too large"):
+        validate_env(load_config(None, ["env_params.max_steps=1e30"]))
