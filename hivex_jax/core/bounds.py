@@ -156,6 +156,8 @@ def fits_dtype(value: Any, dtype: Any) -> bool:
     inf (NaN fits a float dtype: the bounds check reports it)."""
     v = number_array(value)
     dtype = np.dtype(dtype)
+    if v.dtype != object and np.can_cast(v.dtype, dtype, "safe"):  # e.g. int32 params into int32
+        return True
     if dtype.kind in "iu":
         info = np.iinfo(dtype)
         return all(x == x and info.min <= x <= info.max for x in v.reshape(-1).tolist())
