@@ -30,28 +30,14 @@ import jax.numpy as jnp
 import numpy as np
 
 from hivex_jax.core.seeding import hivex_protocol_step_keys, world_key
+from hivex_jax.eval.hivex_cells import HIVEX_ENVS, HivexTestRun
 
 Policy = Callable[[Any, jax.Array, dict, Any], dict]
 
 
-@dataclasses.dataclass(frozen=True)
-class HivexTestRun:
-    """One env's HIVEX test-run budget: ML-Agents `max_steps` (agent steps) and `summary_freq`."""
-
-    agent_steps: int
-    summary_freq: int
-    runs: int = 3
-    test_seed: int = 6000
-
-
-#: reference §2 hyper-parameter tables (test run column) and §1.4 (3 test runs, seed 6000)
-HIVEX_TEST_RUNS: dict[str, HivexTestRun] = {
-    "WindFarmControl-v0": HivexTestRun(agent_steps=8_000_000, summary_freq=40_000),
-    "WildfireResourceManagement-v0": HivexTestRun(agent_steps=45_000, summary_freq=4_500),
-    "DroneBasedReforestation-v0": HivexTestRun(agent_steps=300_000, summary_freq=6_000),
-    "OceanPlasticCollection-v0": HivexTestRun(agent_steps=150_000, summary_freq=15_000),
-    "AerialWildfireSuppression-v0": HivexTestRun(agent_steps=180_000, summary_freq=9_000),
-}
+#: reference §2 hyper-parameter tables (test run column) and §1.4 (3 test runs, seed 6000); the budgets
+#: live with the rest of each env's HIVEX metadata in `hivex_cells`
+HIVEX_TEST_RUNS: dict[str, HivexTestRun] = {env_id: env.test_run for env_id, env in HIVEX_ENVS.items()}
 
 
 def hivex_test_run(

@@ -1,23 +1,20 @@
-"""scripts/hivex_results.py: the page rendered from a tiny hand-made results folder (no training)."""
+"""The HIVEX results page (`hivex_jax.eval.results_page`, written by `scripts/hivex_results.py page`)
+rendered from a tiny hand-made results folder (no training), and the cells it is made of
+(`hivex_jax.eval.hivex_cells`)."""
 
-import importlib.util
 import json
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "hivex_results.py"
+from baselines import study
+from hivex_jax.eval import hivex_cells, results_page
+from hivex_jax.eval.hivex_published import load_published
+
+REPO = Path(__file__).resolve().parents[2]
 WFC, WRM, OPC = "WindFarmControl-v0", "WildfireResourceManagement-v0", "OceanPlasticCollection-v0"
-
-
-@pytest.fixture(scope="module")
-def hr():
-    spec = importlib.util.spec_from_file_location("hivex_results", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["hivex_results"] = module  # dataclasses look their module up while the class is built
-    spec.loader.exec_module(module)
-    return module
 
 
 def _summary(mean, ci, seeds):
@@ -109,10 +106,10 @@ def _row(page, prefix):
     return [c.strip() for c in rows[0].strip("|").split("|")]
 
 
-def test_results_table_rows(hr, results_folder):
-    results = hr.load_results(results_folder)
-    assert set(results) == {hr.Cell(WFC, 0, p) for p in range(3)} | {hr.Cell(WRM, 0, 1)}
-    page = hr.render_page(results, "python scripts/hivex_results.py page --out-dir X")
+def test_results_table_rows(results_folder):
+    results = results_page.load_results(results_folder)
+    assert set(results) == {hivex_cells.Cell(WFC, 0, p) for p in range(3)} | {hivex_cells.Cell(WRM, 0, 1)}
+    page = results_page.render_page(results, "python scripts/hivex_results.py page --out-dir X")
     assert "python scripts/hivex_results.py page --out-dir X" in page
     # 2 x 9 WFC + 3 x 10 WRM + 7 x 10 DBR + 4 OPC + 9 x 10 AWS published cells; 3 WFC cells complete
     assert "3 of 212 published cells have both our results" in page
@@ -145,8 +142,8 @@ def test_results_table_rows(hr, results_folder):
     )
 
 
-def test_not_run_list(hr, results_folder):
-    lines = hr.not_run_lines(hr.load_results(results_folder))
+def test_not_run_list(results_folder):
+    lines = results_page.not_run_lines(results_page.load_results(results_folder))
     assert lines[0] == (
         "- of the default cells (`run` without `--cells`): "
         f"{WFC} task 0 patterns 3–8; {WRM} task 0 levels 1–10; "
@@ -158,8 +155,8 @@ def test_not_run_list(hr, results_folder):
     assert f"- {OPC}: task 0; task 1; task 2; task 3" in lines
 
 
-def test_trend_sentence_in_the_page(hr, results_folder):
-    page = hr.render_page(hr.load_results(results_folder), "cmd")
+def test_trend_sentence_in_the_page(results_folder):
+    page = results_page.render_page(results_page.load_results(results_folder), "cmd")
     trend = next(line for line in page.splitlines() if line.startswith("**Pattern trend"))
     # HIVEX 4588.4-4605.9 is flat (0.4%); ours 4500-4700 over patterns 0-2 spreads 4.3%
     assert "HIVEX: pattern 2 lowest (4588.4), 0 highest (4605.9), spread 0.4% of the mean (flat)" in trend
@@ -181,30 +178,30 @@ def test_trend_sentence_in_the_page(hr, results_folder):
         ({1: 100.0, 2: 100.5, 3: 101.0, 4: 100.2}, "not reproduced (ours flat, HIVEX not)", None),
     ],
 )
-def test_level_trend_verdicts(hr, ours, verdict, rho):
+def test_level_trend_verdicts(ours, verdict, rho):
     published = {1: 10.0, 2: 20.0, 3: 30.0, 4: 15.0}
-    text = hr.level_trend(published, ours)
+    text = results_page.level_trend(published, ours)
     assert text.startswith("HIVEX: level 1 lowest (10.0), 3 highest (30.0), spread 106.7% of the mean;")
     assert text.endswith(f": {verdict}.")
     if rho is not None:
         assert f"rank correlation over the 4 levels both have {rho}" in text
 
 
-def test_level_trend_partly_and_flat_and_too_few(hr):
+def test_level_trend_partly_and_flat_and_too_few():
     published = {1: 1.0, 2: 2.0, 3: 3.0, 4: 4.0, 5: 5.0}
     # ours lowest at 2 (HIVEX: 1), highest at 5 as HIVEX: ranks differ by one swap -> rho 0.9
-    partly = hr.level_trend(published, {1: 2.0, 2: 1.0, 3: 3.0, 4: 4.0, 5: 5.0})
+    partly = results_page.level_trend(published, {1: 2.0, 2: 1.0, 3: 3.0, 4: 4.0, 5: 5.0})
     assert "rho" not in partly and "both have 0.90" in partly
     assert partly.endswith("partly reproduced (similar order, different extremes).")
     flat = {0: 4605.9, 1: 4602.0, 2: 4588.4}
-    assert hr.level_trend(flat, {0: 4950.0, 1: 4951.0, 2: 4949.0}, "pattern").endswith(
+    assert results_page.level_trend(flat, {0: 4950.0, 1: 4951.0, 2: 4949.0}, "pattern").endswith(
         "reproduced (flat in both)."
     )
-    assert "2 pattern(s) run, too few" in hr.level_trend(flat, {0: 1.0, 1: 2.0, 7: 3.0}, "pattern")
+    assert "2 pattern(s) run, too few" in results_page.level_trend(flat, {0: 1.0, 1: 2.0, 7: 3.0}, "pattern")
 
 
-def test_statistics_tables(hr, results_folder):
-    page = hr.render_page(hr.load_results(results_folder), "cmd")
+def test_statistics_tables(results_folder):
+    page = results_page.render_page(results_page.load_results(results_folder), "cmd")
     section = page.split("**`Individual Performance`** (ours: `individual_performance`)")[1]
     row = _row(section.split("**`")[0], "| 0 Generate Energy (main) |")
     # pattern 0: mean of 4000, 4100, 4200, 4300 (2 seeds x 2 worlds); pattern 3 not run: HIVEX only
@@ -216,42 +213,61 @@ def test_statistics_tables(hr, results_folder):
     assert _row(wrm.split("**`")[0], "| 0 Distribute Resources (main) |")[1] == "17.9 / 31.5"
     assert "Note: how HIVEX aggregates it is NOT FOUND" in page
     # every HIVEX statistic of every env has a table and a hand-made mapping to one of our keys
-    published = hr.load_published()["envs"]
+    published = load_published()["envs"]
     for env_id, env in published.items():
         for table in env["tables"]:
             if table["kind"] == "stat_test_mean":
                 assert f"**`{table['statistic']}`** (ours: " in page
-                assert table["statistic"] in hr.STAT_MAP[env_id]
+                assert table["statistic"] in hivex_cells.HIVEX_ENVS[env_id].stat_map
 
 
-def test_parse_cells_and_budget(hr):
-    assert hr.parse_cells("wfc:0:0-2, opc:0:none,WildfireResourceManagement-v0:1:10,wfc:0:1") == [
-        hr.Cell(WFC, 0, 0),
-        hr.Cell(WFC, 0, 1),
-        hr.Cell(WFC, 0, 2),
-        hr.Cell(OPC, 0, None),
-        hr.Cell(WRM, 1, 10),
+def test_parse_cells_and_budget():
+    assert hivex_cells.parse_cells("wfc:0:0-2, opc:0:none,WildfireResourceManagement-v0:1:10,wfc:0:1") == [
+        hivex_cells.Cell(WFC, 0, 0),
+        hivex_cells.Cell(WFC, 0, 1),
+        hivex_cells.Cell(WFC, 0, 2),
+        hivex_cells.Cell(OPC, 0, None),
+        hivex_cells.Cell(WRM, 1, 10),
     ]
     for bad in ("opc:0:1", "wfc:2:0", "wfc:0:9", "wrm:0:0", "wrm:0", "xyz:0:1", "wfc:0:3-1", "wrm:0:none"):
         with pytest.raises(ValueError):
-            hr.parse_cells(bad)
-    assert len(hr.default_cells()) == 9 + 10 + 3
-    assert hr.hivex_agent_steps(WFC, 0.01) == (80_000, 8_000_000, False)
-    assert hr.hivex_agent_steps(WFC, 0.001) == (40_000, 8_000_000, True)  # one summary window at least
+            hivex_cells.parse_cells(bad)
+    assert len(hivex_cells.default_cells()) == 9 + 10 + 3
+    assert hivex_cells.hivex_agent_steps(WFC, 0.01) == (80_000, 8_000_000, False)
+    assert hivex_cells.hivex_agent_steps(WFC, 0.001) == (
+        40_000,
+        8_000_000,
+        True,
+    )  # one summary window at least
 
 
-def test_train_command(hr, tmp_path):
-    cmd = hr.train_command(hr.Cell(WRM, 2, 7), tmp_path / WRM / "task2_level7", ["lr=1e-3"], resume=False)
+def test_train_command(tmp_path):
+    cell = hivex_cells.Cell(WRM, 2, 7)
+    run_dir = cell.path(tmp_path)
+    settings = hivex_cells.train_settings(cell, ["lr=1e-3"])
+    config = REPO / "configs" / hivex_cells.HIVEX_ENVS[WRM].config
+    cmd = study.train_args(run_dir, config, settings, resume=False, resume_settings=["lr=1e-3"])
     assert cmd[cmd.index("--config") + 1].endswith("configs/ippo_wildfire_resource_management.yaml")
     assert ["task=2", "level=7", "test_worlds=6000:6032", "gif_frames=0", "lr=1e-3"] == cmd[
         cmd.index("task=2") : cmd.index("lr=1e-3") + 1
     ]
-    assert cmd[cmd.index("--name") + 1] == "task2_level7" and cmd[cmd.index("--out-dir") + 1] == str(
-        tmp_path / WRM
+    assert cmd[-2:] == [f"out_dir={tmp_path / WRM}", "name=task2_level7"]
+    assert not any(
+        a.startswith("level=") for a in hivex_cells.train_settings(hivex_cells.Cell(OPC, 0, None), [])
     )
-    opc = hr.train_command(hr.Cell(OPC, 0, None), tmp_path / OPC / "task0", [], resume=False)
-    assert not any(a.startswith("level=") for a in opc)
-    resumed = hr.train_command(hr.Cell(OPC, 0, None), tmp_path / OPC / "task0", [], resume=True)
-    assert (
-        resumed[resumed.index("--resume") + 1] == str(tmp_path / OPC / "task0") and "--config" not in resumed
-    )
+    resumed = study.train_args(run_dir, config, settings, resume=True, resume_settings=["lr=1e-3"])
+    assert resumed == ["train", "--no-progress", "--resume", str(run_dir), "lr=1e-3"]
+
+
+def test_page_command_writes_the_page_it_renders(results_folder, tmp_path):
+    """`scripts/hivex_results.py page` (its own process) writes what `render_page` renders, with the
+    regenerate command naming the folder, and the measurement line once summaries exist."""
+    out = tmp_path / "page.md"
+    cmd = [sys.executable, str(REPO / "scripts" / "hivex_results.py"), "page"]
+    cmd += ["--out-dir", str(results_folder), "--out", str(out)]
+    done = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, timeout=300)
+    assert done.returncode == 0, done.stderr
+    command = f"python scripts/hivex_results.py page --out-dir {results_folder} --out {out}"
+    rendered = results_page.render_page(results_page.load_results(results_folder), command)
+    assert out.read_text() == rendered  # no summary.json: no provenance line
+    assert "4 cell(s) with results" in done.stdout

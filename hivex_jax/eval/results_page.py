@@ -1,0 +1,483 @@
+"""The page of HIVEX's published results beside ours (docs/hivex_results.md), rendered from the published
+tables (`hivex_published`), each env's metadata (`hivex_cells`) and whatever cells a results folder holds
+(`OUT_DIR/<env id>/task<t>[_level<l>]/` with `eval.json` and/or `eval_hivex.json`, as
+`scripts/hivex_results.py run` writes them)."""
+
+from __future__ import annotations
+
+import datetime
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from hivex_jax.eval.hivex_cells import (
+    COMMON_WHY,
+    HIVEX_ENVS,
+    Cell,
+    cell_of_dirname,
+    default_cells,
+    published_cells,
+)
+from hivex_jax.eval.hivex_published import NO_LEVEL, load_published, published_table
+
+#: relative spread (max - min over |mean|) below which a published level series counts as flat
+FLAT_SPREAD = 0.02
+
+
+def _read_json(path: Path) -> dict[str, Any] | None:
+    """A JSON file's content, or None if it does not exist."""
+    return json.loads(path.read_text()) if path.is_file() else None
+
+
+def load_results(out_dir: str | Path) -> dict[Cell, dict[str, Any]]:
+    """`{cell: {"held_out": eval.json or None, "hivex": eval_hivex.json or None}}` of every cell folder
+    under `out_dir` holding at least one of them."""
+    found: dict[Cell, dict[str, Any]] = {}
+    for env_id in HIVEX_ENVS:
+        env_dir = Path(out_dir) / env_id
+        if not env_dir.is_dir():
+            continue
+        for run_dir in sorted(env_dir.iterdir()):
+            cell = cell_of_dirname(env_id, run_dir.name)
+            if cell is None or not run_dir.is_dir():
+                continue
+            held, hivex = _read_json(run_dir / "eval.json"), _read_json(run_dir / "eval_hivex.json")
+            if held or hivex:
+                found[cell] = {"held_out": held, "hivex": hivex}
+    return found
+
+
+def _fmt(value: float | None, digits: int | None = None) -> str:
+    """A number for a table: about 4 significant figures ("—" for None/NaN)."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "—"
+    if digits is None:
+        digits = 1 if abs(value) >= 10 or value == 0 else 3
+    return f"{value:.{digits}f}"
+
+
+def _pub(value: float) -> str:
+    """A published value as the reference prints it (up to trailing zeros)."""
+    return repr(float(value))
+
+
+def _ci(summary: dict[str, Any]) -> str:
+    """The held-out "mean ± CI", both to the mean's decimals (no ± for a policy run once)."""
+    digits = 1 if abs(summary["mean"]) >= 10 else 3
+    if summary.get("num_seeds", 1) > 1:
+        return f"{_fmt(summary['mean'], digits)} ± {_fmt(summary['ci95'], digits)}"
+    return _fmt(summary["mean"], digits)
+
+
+def _policy_value(result: dict[str, Any] | None, protocol: str, policy: str) -> float | None:
+    """A policy's number in a cell: the HIVEX-protocol cell value or the held-out mean (None if absent)."""
+    if result is None:
+        return None
+    block = (result.get(protocol) or {}).get("policies", {}).get(policy)
+    if block is None:
+        return None
+    return block["cell"] if protocol == "hivex" else block["summary"]["mean"]
+
+
+def _both(result: dict[str, Any] | None, policy: str) -> str:
+    """ "HIVEX-protocol / held-out" value of a baseline policy."""
+    return (
+        f"{_fmt(_policy_value(result, 'hivex', policy))} / {_fmt(_policy_value(result, 'held_out', policy))}"
+    )
+
+
+def _comparable(env_id: str, result: dict[str, Any] | None) -> str:
+    """The comparable? column of a cell: the env's verdict plus this cell's protocol differences."""
+    if result is None:
+        return "not run"
+    notes = [HIVEX_ENVS[env_id].verdict]
+    hivex = result.get("hivex")
+    if hivex is None:
+        notes.append("no HIVEX-protocol run")
+    else:
+        scale = hivex.get("agent_steps_scale", 1.0)
+        if scale != 1.0:
+            notes.append(f"HIVEX protocol at ×{scale:g} of its agent steps")
+        runs = hivex["test_run"]["runs"]
+        if runs != 3:
+            notes.append(f"{runs} test run{'s' if runs != 1 else ''}, not 3")
+    return "; ".join(notes)
+
+
+def _spearman(x: list[float], y: list[float]) -> float:
+    """Spearman's rank correlation (average ranks for ties)."""
+
+    def ranks(v: list[float]) -> list[float]:
+        order = sorted(range(len(v)), key=lambda i: v[i])
+        r = [0.0] * len(v)
+        i = 0
+        while i < len(v):
+            j = i
+            while j + 1 < len(v) and v[order[j + 1]] == v[order[i]]:
+                j += 1
+            for k in range(i, j + 1):
+                r[order[k]] = (i + j) / 2
+            i = j + 1
+        return r
+
+    rx, ry = ranks(x), ranks(y)
+    mx, my = sum(rx) / len(rx), sum(ry) / len(ry)
+    cov = sum((a - mx) * (b - my) for a, b in zip(rx, ry, strict=True))
+    var = math.sqrt(sum((a - mx) ** 2 for a in rx) * sum((b - my) ** 2 for b in ry))
+    return cov / var if var else float("nan")
+
+
+def _spread(values: list[float]) -> float:
+    """(max - min) / |mean|."""
+    mean = sum(values) / len(values)
+    return (max(values) - min(values)) / abs(mean) if mean else float("inf")
+
+
+def _extremes(series: dict[int, float], word: str) -> str:
+    """ "pattern 2 lowest (4588.4), 0 highest (4605.9), spread 0.4% of the mean"."""
+    lo = min(series, key=series.get)
+    hi = max(series, key=series.get)
+    return (
+        f"{word} {lo} lowest ({_fmt(series[lo])}), {hi} highest ({_fmt(series[hi])}), "
+        f"spread {_spread(list(series.values())):.1%} of the mean"
+    )
+
+
+def level_trend(published: dict[int, float], ours: dict[int, float], word: str = "level") -> str:
+    """The level-trend sentence: HIVEX's extremes over levels, ours under the same protocol, and whether
+    the trend is reproduced (flat series: both flat; otherwise the same lowest and highest level, or
+    "partly" with a rank correlation >= 0.5 over the levels both have)."""
+    hivex_flat = _spread(list(published.values())) < FLAT_SPREAD
+    text = "HIVEX: " + _extremes(published, word) + (" (flat)" if hivex_flat else "")
+    common = [k for k in sorted(published) if k in ours]
+    if len(common) < 3:
+        return text + f"; ours: {len(common)} {word}(s) run, too few to check the trend."
+    mine = {k: ours[k] for k in common}
+    theirs = {k: published[k] for k in common}
+    ours_flat = _spread(list(mine.values())) < FLAT_SPREAD
+    rho = _spearman([theirs[k] for k in common], [mine[k] for k in common])
+    text += "; ours under the same protocol: " + _extremes(mine, word) + (" (flat)" if ours_flat else "")
+    text += f"; rank correlation over the {len(common)} {word}s both have {rho:.2f}"
+    same_ends = min(theirs, key=theirs.get) == min(mine, key=mine.get) and max(theirs, key=theirs.get) == max(
+        mine, key=mine.get
+    )
+    if hivex_flat:
+        verdict = "reproduced (flat in both)" if ours_flat else "not reproduced (HIVEX flat, ours not)"
+    elif ours_flat:
+        verdict = "not reproduced (ours flat, HIVEX not)"
+    elif same_ends:
+        verdict = "reproduced (same lowest and highest)"
+    elif rho >= 0.5:
+        verdict = "partly reproduced (similar order, different extremes)"
+    else:
+        verdict = "not reproduced"
+    return text + f": {verdict}."
+
+
+def _budget_lines(env_id: str, cells: dict[Cell, dict[str, Any]]) -> list[str]:
+    """One line per distinct (seeds, env steps, HIVEX agent steps) among an env's run cells."""
+    info = HIVEX_ENVS[env_id]
+    seen: dict[str, list[str]] = {}
+    for cell, result in sorted(cells.items()):
+        held, hivex = result.get("held_out"), result.get("hivex")
+        parts = []
+        if held:
+            steps = held.get("env_steps_per_seed")
+            agent = f" = {steps * info.agents:,} agent-steps" if steps else ""
+            parts.append(
+                f"IPPO {held['num_seeds']} seeds × {steps:,} env steps{agent} per seed"
+                if steps
+                else f"IPPO {held['num_seeds']} seeds"
+            )
+            parts.append(f"held-out: {len(held['worlds'])} worlds {held['worlds'][0]}–{held['worlds'][-1]}")
+        if hivex:
+            run = hivex["test_run"]
+            scale = hivex.get("agent_steps_scale", 1.0)
+            parts.append(
+                f"HIVEX protocol: {run['runs']} run(s) × {run['agent_steps']:,} agent steps "
+                f"(×{scale:g} of HIVEX's {HIVEX_ENVS[env_id].test_run.agent_steps:,}), summary every "
+                f"{run['summary_freq']:,}"
+            )
+        where = cell.dirname
+        seen.setdefault("; ".join(parts), []).append(where)
+    return [f"- {text} ({', '.join(where)})" for text, where in seen.items()]
+
+
+def _level_cols(env: dict[str, Any]) -> list[str]:
+    return env["levels"]
+
+
+def _stat_value(result: dict[str, Any] | None, key: str | None) -> float | None:
+    """Our value of a mapped statistic in a cell: the HIVEX-protocol stochastic episode length, or the
+    held-out IPPO stochastic mean over seeds and worlds of the per-agent episode sum."""
+    if result is None or key is None:
+        return None
+    if key == "episode_length":
+        hivex = result.get("hivex")
+        return hivex["policies"]["stochastic"]["episode_length"] if hivex else None
+    held = result.get("held_out")
+    if not held:
+        return None
+    per_world = held["policies"]["stochastic"]["per_world"]
+    values = [v for w in per_world if key in w["stats"] for v in _as_list(w["stats"][key])]
+    return sum(values) / len(values) if values else None
+
+
+def _as_list(value: Any) -> list[float]:
+    return list(value) if isinstance(value, list) else [value]
+
+
+def _level_label(env_id: str, level: str) -> str:
+    return "—" if level == NO_LEVEL else level
+
+
+def env_section(env_id: str, results: dict[Cell, dict[str, Any]]) -> list[str]:
+    """The page section of one env: results table, budget, trend, statistics tables."""
+    info = HIVEX_ENVS[env_id]
+    env = load_published()["envs"][env_id]
+    test = published_table(env_id, "test_mean")
+    best = published_table(env_id, "best_run")
+    mine = {c: r for c, r in results.items() if c.env_id == env_id}
+    level_head = info.level_name or "level"
+    out = [f"## {info.name} (`{env_id}`)", ""]
+    out.append(f"**Comparable?** {info.why} {COMMON_WHY}")
+    out.append("")
+    out.append(
+        f"HIVEX trained ML-Agents PPO for {info.train_agent_steps:,} agent-steps per run and tested "
+        f"{HIVEX_ENVS[env_id].test_run.agent_steps:,} agent-steps per run. Our cells:"
+    )
+    out += _budget_lines(env_id, mine) or ["- none run yet"]
+    out += [
+        "",
+        f"| task | {level_head} | HIVEX test mean | HIVEX best run | ours, HIVEX protocol (IPPO stochastic) "
+        "| ours held-out, IPPO greedy | ours held-out, IPPO stochastic | scripted (HIVEX / held-out) "
+        "| random (HIVEX / held-out) | comparable? |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for task, row in test["rows"].items():
+        for level in _level_cols(env):
+            cell = Cell(env_id, int(task), None if level == NO_LEVEL else int(level))
+            result = mine.get(cell)
+            held = (result or {}).get("held_out")
+            greedy = _ci(held["policies"]["greedy"]["summary"]) if held else "—"
+            stochastic = _ci(held["policies"]["stochastic"]["summary"]) if held else "—"
+            out.append(
+                f"| {task} {env['task_names'][task]} | {_level_label(env_id, level)} | {_pub(row[level])} "
+                f"| {_pub(best['rows'][task][level])} | {_fmt(_policy_value(result, 'hivex', 'stochastic'))} "
+                f"| {greedy} | {stochastic} | {_both(result, 'scripted')} | {_both(result, 'random')} "
+                f"| {_comparable(env_id, result)} |"
+            )
+    out.append("")
+    if info.level_name:
+        published_series = {int(k): v for k, v in test["rows"]["0"].items()}
+        ours = {
+            c.level: v
+            for c, r in mine.items()
+            if c.task == 0 and (v := _policy_value(r, "hivex", "stochastic")) is not None
+        }
+        out += [
+            f"**{info.level_name.capitalize()} trend, main task (test mean).** "
+            + level_trend(published_series, ours, info.level_name),
+            "",
+        ]
+    per_run = published_table(env_id, "per_run")
+    if per_run:
+        cell = Cell(env_id, int(per_run["cell"]["task"]), int(per_run["cell"]["level"]))
+        runs = ", ".join(
+            _pub(v["test mean (all summaries)"]) for k, v in per_run["rows"].items() if k != "mean"
+        )
+        hivex = (mine.get(cell) or {}).get("hivex")
+        ours = (
+            ", ".join(_fmt(r["mean"]) for r in hivex["policies"]["stochastic"]["runs"])
+            if hivex
+            else "not run"
+        )
+        out += [
+            f"**Per-run test means, {cell.label()}.** HIVEX (the one cell it published runs for): {runs}; "
+            f"ours under the HIVEX protocol (run i = training seed i): {ours}.",
+            "",
+        ]
+    out += _stat_section(env_id, env, mine)
+    return out
+
+
+def _stat_section(env_id: str, env: dict[str, Any], mine: dict[Cell, dict[str, Any]]) -> list[str]:
+    """Every published "test mean of stat X" table of an env, each cell "HIVEX / ours" where we ran it."""
+    mapping = HIVEX_ENVS[env_id].stat_map
+    out = [
+        "### Logged statistics",
+        "",
+        "Each cell: HIVEX's test mean, then ours where the cell was run (`HIVEX / ours`). Ours: "
+        "`Environment/Episode Length` is the HIVEX-protocol episode length of IPPO (stochastic); every "
+        "other statistic is the held-out IPPO stochastic mean over seeds and worlds of the per-agent "
+        "episode sum of "
+        'the `info["stats"]` key named in the heading (HIVEX\'s statistics are means over its summary points '
+        "of what the Unity env recorded, so a pair compares the same event count or reward sum only where "
+        "both count it per episode).",
+        "",
+    ]
+    for table in env["tables"]:
+        if table["kind"] != "stat_test_mean":
+            continue
+        stat = table["statistic"]
+        key = mapping.get(stat)
+        ours_key = (
+            "HIVEX-protocol episode length" if key == "episode_length" else (f"`{key}`" if key else "—")
+        )
+        out.append(f"**`{stat}`** (ours: {ours_key})")
+        note = HIVEX_ENVS[env_id].stat_notes.get(stat) or table.get("note")
+        if note:
+            out.append(f"Note: {note}.")
+        out.append("")
+        levels = table["levels"]
+        head = HIVEX_ENVS[env_id].level_name or "value"
+        out.append(f"| task \\ {head} | " + " | ".join(_level_label(env_id, lv) for lv in levels) + " |")
+        out.append("|---|" + "---|" * len(levels))
+        for task, row in table["rows"].items():
+            cells = []
+            for level in levels:
+                cell = Cell(env_id, int(task), None if level == NO_LEVEL else int(level))
+                value = _stat_value(mine.get(cell), key)
+                cells.append(_pub(row[level]) + ("" if value is None else f" / {_fmt(value)}"))
+            out.append(f"| {task} {env['task_names'][task]} | " + " | ".join(cells) + " |")
+        out.append("")
+    return out
+
+
+def _ranges(values: list[int]) -> str:
+    """[0, 1, 2, 5] -> "0–2, 5"."""
+    parts, start = [], None
+    for i, v in enumerate(values):
+        if start is None:
+            start = v
+        if i + 1 == len(values) or values[i + 1] != v + 1:
+            parts.append(str(start) if start == v else f"{start}–{v}")
+            start = None
+    return ", ".join(parts)
+
+
+def _group(cells: list[Cell], with_env: bool = True) -> str:
+    """Cells grouped by env and task: "WindFarmControl-v0 task 0 patterns 3–8; ..."."""
+    groups: dict[tuple[str, int], list[int | None]] = {}
+    for cell in cells:
+        groups.setdefault((cell.env_id, cell.task), []).append(cell.level)
+    parts = []
+    for (env_id, task), levels in groups.items():
+        text = (f"{env_id} " if with_env else "") + f"task {task}"
+        if levels != [None]:
+            word = HIVEX_ENVS[env_id].level_name + ("s" if len(levels) > 1 else "")
+            text += f" {word} {_ranges(sorted(lv for lv in levels if lv is not None))}"
+        parts.append(text)
+    return "; ".join(parts)
+
+
+def not_run_lines(results: dict[Cell, dict[str, Any]]) -> list[str]:
+    """The cells not run: default cells missing a result first, then every published cell not run, by env
+    (a cell counts as run when both eval.json and eval_hivex.json exist)."""
+    complete = {c for c, r in results.items() if r.get("held_out") and r.get("hivex")}
+    missing = [c for c in default_cells() if c not in complete]
+    if missing:
+        line = "- of the default cells (`run` without `--cells`): " + _group(missing)
+        partial = [
+            f"{c.label()} has {'eval.json' if results[c].get('held_out') else 'eval_hivex.json'} only"
+            for c in missing
+            if c in results
+        ]
+        lines = [line + (f" ({'; '.join(partial)})" if partial else "")]
+    else:
+        lines = ["- every default cell has been run"]
+    for env_id in HIVEX_ENVS:
+        left = [c for c in published_cells(env_id) if c not in complete]
+        lines.append(f"- {env_id}: " + (_group(left, with_env=False) if left else "all run"))
+    return lines
+
+
+def _count_published() -> int:
+    """How many (env, task, level) cells HIVEX published a test mean for."""
+    envs = load_published()["envs"]
+    return sum(len(published_table(e, "test_mean")["rows"]) * len(envs[e]["levels"]) for e in envs)
+
+
+def _count_complete(results: dict[Cell, dict[str, Any]]) -> int:
+    """How many cells have both eval.json and eval_hivex.json."""
+    return sum(1 for r in results.values() if r.get("held_out") and r.get("hivex"))
+
+
+def render_page(results: dict[Cell, dict[str, Any]], command: str) -> str:
+    """The whole page as markdown."""
+    out = [
+        "# HIVEX's published results beside ours",
+        "",
+        "Generated; do not edit by hand. Regenerate with:",
+        "",
+        "```",
+        command,
+        "```",
+        "",
+        "(after `python scripts/hivex_results.py run [--agent-steps-scale F]`, which trains and evaluates "
+        "the missing cells; it is resumable.)",
+        "",
+        "What the columns are:",
+        "",
+        "- **HIVEX test mean / best run**: reference §3, ML-Agents PPO with parameter sharing. Test mean = "
+        "the mean over all summary points of 3 test runs (learning rate 0, stochastic actions, seed 6000), "
+        "averaged over the runs; best run = the leaderboard's single test run. HIVEX's training-curve "
+        "tables (mean and final) are in `hivex_jax/eval/data/hivex_published.json`, not on this page: our "
+        "training logs are not the same quantity.",
+        "- **ours, HIVEX protocol**: our trained IPPO scored the way HIVEX scored its policies (`hivex "
+        "evaluate RUN --protocol hivex`, `hivex_jax.eval.hivex_protocol`): stochastic actions, worlds 6000, "
+        "6001, ... one per episode, the mean of per-window mean returns, run i = training seed i, mean over "
+        "runs. The budget (agent steps per run) is listed per env; below HIVEX's it is noted in the "
+        "comparable? column.",
+        "- **ours, held-out**: our own protocol (`eval.json` of `hivex train`): full episodes on named "
+        "held-out worlds 6000–6031, greedy and stochastic, mean ± 95% CI over training seeds.",
+        "- **scripted / random**: the env's scripted controller and uniform random actions, under both "
+        "protocols (HIVEX protocol first; each plays one run: the protocol's step keys are the same in "
+        "every run, so more runs of a policy without parameters would repeat the first).",
+        "- Returns are per-agent undiscounted episode returns in every column. `—` = not run (or no such "
+        "policy).",
+        "",
+        "## Cells not run",
+        "",
+        f"{_count_complete(results)} of {_count_published()} published cells have both our results "
+        "(held-out and HIVEX protocol).",
+        "",
+        *not_run_lines(results),
+        "",
+    ]
+    for env_id in HIVEX_ENVS:
+        out += env_section(env_id, results)
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _provenance(out_dir: Path) -> str:
+    """One line: the dates, backends and JAX versions our cells were measured with (from their files)."""
+    dates, setups = set(), set()
+    for summary in sorted(out_dir.glob("*/*/summary.json")):
+        values = json.loads(summary.read_text())
+        setups.add(f"JAX {values.get('jax_version', '?')} on {values.get('backend', '?')}")
+        hivex = summary.parent / "eval_hivex.json"
+        for path in (summary, hivex) if hivex.exists() else (summary,):
+            dates.add(datetime.date.fromtimestamp(path.stat().st_mtime).isoformat())
+    if not dates:
+        return ""
+    return (
+        f"Our cells were measured on {', '.join(sorted(dates))} with {', '.join(sorted(setups))} "
+        "(the project's 2-core CPU machine unless a summary says otherwise)."
+    )
+
+
+def write_page(out_dir: str | Path, out: str | Path, command: str) -> tuple[Path, int]:
+    """Render the page from the cells under `out_dir` (regenerated by `command`) into `out`; returns the
+    file and how many cells had results."""
+    results = load_results(out_dir)
+    text = render_page(results, command)
+    provenance = _provenance(Path(out_dir))
+    if provenance:  # where and when our cells were measured, after the regenerate command
+        marker = "the missing cells; it is resumable.)\n"
+        text = text.replace(marker, marker + "\n" + provenance + "\n", 1)
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text)
+    return out, len(results)
