@@ -138,11 +138,15 @@ def test_a_shipped_config_named_from_another_folder_is_pointed_to(tmp_path, monk
         ("name=../x", "name '../x' must be a folder name"),
         ("out_dir=", "out_dir: cannot read None as str"),
         ("train_worlds=0:4294967295", "names 4,294,967,295 seeds; at most 16,777,216"),
+        (  # within every bound, but 10**12 updates x 4 epochs x 1 minibatch overflow optax's int32 count
+            "total_env_steps=1e12 num_envs=1 num_steps=1 num_minibatches=1 chunk_updates=1",
+            "the run would take 4,000,000,000,000 optimiser steps (num_updates 1,000,000,000,000 x",
+        ),
     ],
 )
 def test_impossible_sizes_are_refused_naming_the_bound(override, expected):
     with pytest.raises(ConfigError, match=None) as info:
-        load_config(None, [override])
+        load_config(None, override.split())
     assert expected in str(info.value), str(info.value)
 
 
