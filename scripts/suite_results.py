@@ -10,161 +10,46 @@ checkpoint is resumed). SPEC: comma-separated `ALGO:ENV` with ENV a short name (
 and ALGO ippo or mappo; default every cell.
 
 `table` reads every finished cell and prints the Markdown table (or writes it between the
-`<!-- suite-results -->` markers of `--write`). Per cell and policy (greedy, stochastic): the held-out
-return (mean over worlds, then mean +- 95 % CI over seeds, Student t), the fraction of the scripted
-controller's return on the same worlds (per seed: seed mean / scripted mean; then mean and 95 % CI over
-seeds, Student t), the issue's target, env steps per seed and the run's wall time (compile + train +
-final evaluation, from summary.json).
+`<!-- suite-results -->` markers of `--write`); what its columns are: `hivex_jax.eval.suite_table`.
+The resumable training loop is `baselines.study`.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import subprocess
 import sys
-import time
 from pathlib import Path
-from typing import Any
-
-import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run as a file: import the package from this checkout
     sys.path.insert(0, str(ROOT))
 
-from hivex_jax.eval.stats import mean_ci95  # noqa: E402
-
-TEST_WORLDS = "6000:6032"
-MARKER_START, MARKER_END = "<!-- suite-results:start -->", "<!-- suite-results:end -->"
-#: short name -> (config stem, issue 16's target as a fraction of the scripted return)
-ENVS = {
-    "wfc": ("wind_farm_control", 0.92),
-    "wrm": ("wildfire_resource_management", 0.95),
-    "dbr": ("drone_based_reforestation", 0.8),
-    "opc": ("ocean_plastic_collection", 0.6),
-    "aws": ("aerial_wildfire_suppression", 1.0),
-}
-ALGOS = ("ippo", "mappo")
+from baselines.study import CellDone, CellError, StudyCell, hivex, run_cells, train_args  # noqa: E402
+from hivex_jax.eval.suite_table import (  # noqa: E402
+    TEST_WORLDS,
+    cell_config,
+    cell_name,
+    cells,
+    table,
+    write_between_markers,
+)
 
 
-def cells(spec: str | None) -> list[tuple[str, str]]:
-    """`[(algo, env short name)]` from SPEC (`ALGO:ENV,...`), or every cell."""
-    if not spec:
-        return [(a, e) for e in ENVS for a in ALGOS]
-    out = []
-    for part in spec.split(","):
-        algo, _, env = part.strip().partition(":")
-        if algo not in ALGOS or env not in ENVS:
-            raise SystemExit(
-                f"bad cell {part!r}: expected ALGO:ENV with ALGO in {ALGOS}, ENV in {list(ENVS)}"
-            )
-        out.append((algo, env))
-    return out
-
-
-def run_cell(algo: str, env: str, out_dir: Path, overrides: list[str]) -> str:
-    """Train one cell unless it has `eval.json`; returns what was done."""
-    run_dir = out_dir / f"{algo}_{env}"
-    if (run_dir / "eval.json").is_file():
-        return "kept"
-    from baselines.checkpoint import latest_step
-
-    base = [sys.executable, "-m", "hivex_jax", "train", "--no-progress"]
-    if run_dir.is_dir() and latest_step(run_dir) is not None:
-        cmd = base + ["--resume", str(run_dir), *overrides]
-    else:
-        config = ROOT / "configs" / f"{algo}_{ENVS[env][0]}.yaml"
-        cmd = base + ["--config", str(config), f"test_worlds={TEST_WORLDS}", "gif_frames=0"]
-        cmd += [f"out_dir={out_dir}", f"name={run_dir.name}", *overrides]
-    out_dir.mkdir(parents=True, exist_ok=True)
+def study_cell(algo: str, env: str, out_dir: Path, overrides: list[str]) -> StudyCell:
+    """One suite cell: `hivex train` with its shipped config (logged to OUT_DIR/<algo>_<env>.log)."""
+    run_dir = out_dir / cell_name(algo, env)
+    config = ROOT / "configs" / cell_config(algo, env)
+    settings = [f"test_worlds={TEST_WORLDS}", "gif_frames=0", *overrides]
     log = out_dir / f"{run_dir.name}.log"
-    start = time.perf_counter()
-    with log.open("w") as f:
-        f.write("$ " + " ".join(cmd) + "\n")
-        f.flush()
-        rc = subprocess.call(cmd, stdout=f, stderr=subprocess.STDOUT, cwd=ROOT)
-    if rc != 0 or not (run_dir / "eval.json").is_file():
-        tail = "\n".join(log.read_text().splitlines()[-15:])
-        raise SystemExit(f"{algo}:{env} failed (exit {rc}, log {log}):\n{tail}")
-    return f"trained in {time.perf_counter() - start:.0f} s"
-
-
-def cell_rows(run_dir: Path, target: float) -> list[dict[str, Any]]:
-    """The table rows (greedy, stochastic) of one finished cell."""
-    results = json.loads((run_dir / "eval.json").read_text())
-    summary = json.loads((run_dir / "summary.json").read_text())
-    policies = results["policies"]
-    scripted = float(np.mean([w["return_mean"] for w in policies["scripted"]["per_world"]]))
-    wall = sum(float(summary.get(k) or 0.0) for k in ("compile_s", "train_s", "eval_s"))
-    rows = []
-    for policy in ("greedy", "stochastic"):
-        per_seed_world = np.array([w["return_per_seed"] for w in policies[policy]["per_world"]]).T
-        seed_means = per_seed_world.mean(axis=1)  # [seeds]
-        ret, ret_ci = mean_ci95(seed_means)
-        frac, frac_ci = mean_ci95(seed_means / scripted)
-        rows.append(
-            {
-                "env_id": results["env_id"],
-                "algo": results["algo"],
-                "policy": policy,
-                "return": float(ret),
-                "return_ci95": float(ret_ci),
-                "scripted": scripted,
-                "fraction": float(frac),
-                "fraction_ci95": float(frac_ci),
-                "target": target,
-                "num_seeds": int(len(seed_means)),
-                "num_worlds": int(per_seed_world.shape[1]),
-                "env_steps_per_seed": int(results["env_steps_per_seed"]),
-                "wall_s": wall,
-                "backend": summary.get("backend", "?"),
-                "jax_version": summary.get("jax_version", "?"),
-            }
-        )
-    return rows
-
-
-def table(out_dir: Path) -> str:
-    """The Markdown table of every finished cell under `out_dir`."""
-    lines = [
-        "| env | algo | policy | held-out return | scripted | fraction of scripted (95 % CI) | target "
-        "| met | seeds x worlds | env steps per seed | wall s (run) |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
-    ]
-    missing = []
-    for env, (_stem, target) in ENVS.items():
-        for algo in ALGOS:
-            run_dir = out_dir / f"{algo}_{env}"
-            if not (run_dir / "eval.json").is_file():
-                missing.append(f"{algo}:{env}")
-                continue
-            for r in cell_rows(run_dir, target):
-                met = "yes" if r["fraction"] >= target else "no"
-                lines.append(
-                    f"| {r['env_id']} | {r['algo'].upper()} | {r['policy']} | {r['return']:.1f} ± "
-                    f"{r['return_ci95']:.1f} | {r['scripted']:.1f} | "
-                    f"{r['fraction']:.2f} ± {r['fraction_ci95']:.2f} | {target:g} | {met} | "
-                    f"{r['num_seeds']} x {r['num_worlds']} | {r['env_steps_per_seed']:,} | "
-                    f"{r['wall_s']:.0f} ({r['backend']}, jax {r['jax_version']}) |"
-                )
-    if missing:
-        lines.append("")
-        lines.append("Not run yet: " + ", ".join(missing) + ".")
-    return "\n".join(lines)
-
-
-def write_between_markers(path: Path, text: str) -> None:
-    """Replace what lies between the suite-results markers of `path` by `text`."""
-    page = path.read_text()
-    if MARKER_START not in page or MARKER_END not in page:
-        raise SystemExit(f"{path} has no {MARKER_START} ... {MARKER_END} markers")
-    head, rest = page.split(MARKER_START, 1)
-    _, tail = rest.split(MARKER_END, 1)
-    path.write_text(f"{head}{MARKER_START}\n{text}\n{MARKER_END}{tail}")
+    return StudyCell(
+        key=f"{algo}:{env}",
+        run_dir=run_dir,
+        train=lambda resume: hivex(train_args(run_dir, config, settings, resume, overrides), log),
+    )
 
 
 def main(argv: list[str] | None = None) -> None:
+    """Dispatch `run` / `table`."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("command", choices=("run", "table"))
     parser.add_argument("--cells", default=None, help="ALGO:ENV,... (default: every cell)")
@@ -173,17 +58,20 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("overrides", nargs="*", help="run: key=value overrides for every cell")
     args = parser.parse_args(argv)
     out_dir = Path(args.out_dir)
-    if args.command == "run":
-        todo = cells(args.cells)
-        for i, (algo, env) in enumerate(todo, 1):
-            print(f"[{i}/{len(todo)}] {algo}:{env} ...", flush=True)
-            print(
-                f"[{i}/{len(todo)}] {algo}:{env}: {run_cell(algo, env, out_dir, args.overrides)}", flush=True
-            )
-        return
-    text = table(out_dir)
-    if args.write:
-        write_between_markers(Path(args.write), text)
+    try:
+        if args.command == "run":
+            todo = [study_cell(algo, env, out_dir, args.overrides) for algo, env in cells(args.cells)]
+
+            def report(i: int, cell: StudyCell, done: CellDone | CellError) -> None:
+                print(f"[{i}/{len(todo)}] {cell.key}: {done.train}", flush=True)
+
+            run_cells(todo, report=report)
+            return
+        text = table(out_dir)
+        if args.write:
+            write_between_markers(Path(args.write), text)
+    except (ValueError, CellError) as exc:
+        raise SystemExit(f"suite_results {args.command}: {exc}") from exc
     print(text)
 
 

@@ -1,24 +1,23 @@
-"""scripts/suite_results.py: the suite table from hand-made run folders (no training)."""
+"""The suite table (`hivex_jax.eval.suite_table`, printed by `scripts/suite_results.py table`) from
+hand-made run folders (no training)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "suite_results.py"
+from hivex_jax.eval import suite_table
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
 def suite():
-    spec = importlib.util.spec_from_file_location("suite_results", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["suite_results"] = module
-    spec.loader.exec_module(module)
-    return module
+    return suite_table
 
 
 def _policy(per_world_per_seed: list[list[float]]) -> dict:
@@ -71,14 +70,34 @@ def test_write_between_markers_keeps_the_rest(suite, tmp_path):
     page.write_text(f"before\n{suite.MARKER_START}\nold\n{suite.MARKER_END}\nafter\n")
     suite.write_between_markers(page, "new table")
     assert page.read_text() == f"before\n{suite.MARKER_START}\nnew table\n{suite.MARKER_END}\nafter\n"
-    with pytest.raises(SystemExit):
+    with pytest.raises(ValueError, match="no <!-- suite-results:start -->"):
         plain = tmp_path / "plain.md"
         plain.write_text("no markers here\n")
         suite.write_between_markers(plain, "x")
 
 
 def test_bad_cell_spec_is_refused(suite):
-    with pytest.raises(SystemExit, match="bad cell"):
+    with pytest.raises(ValueError, match="bad cell"):
         suite.cells("ippo:nope")
     assert suite.cells("mappo:opc") == [("mappo", "opc")]
     assert len(suite.cells(None)) == 10
+
+
+def test_table_command_prints_and_writes_the_table(suite, tmp_path):
+    """`scripts/suite_results.py table --write PAGE` (its own process) prints the table and puts it
+    between the page's markers; a bad cell spec is one line and exit 2."""
+    _cell(tmp_path / "suite", "mappo_opc", greedy=[[3.0, 5.0]], scripted=[4.0])
+    page = tmp_path / "page.md"
+    page.write_text(f"a\n{suite.MARKER_START}\n{suite.MARKER_END}\nb\n")
+    script = [sys.executable, str(REPO / "scripts" / "suite_results.py")]
+    cmd = [*script, "table", "--out-dir", str(tmp_path / "suite"), "--write", str(page)]
+    done = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, timeout=300)
+    assert done.returncode == 0, done.stderr
+    expected = suite.table(tmp_path / "suite")
+    assert done.stdout == expected + "\n" and "| IPPO | greedy | 4.0 ± " in expected
+    assert page.read_text() == f"a\n{suite.MARKER_START}\n{expected}\n{suite.MARKER_END}\nb\n"
+    bad = subprocess.run([*script, "run", "--cells", "ippo:x"], capture_output=True, text=True, cwd=REPO)
+    assert bad.returncode != 0 and bad.stderr.strip().splitlines() == [
+        "suite_results run: bad cell 'ippo:x': expected ALGO:ENV with ALGO in ('ippo', 'mappo'), "
+        "ENV in ['wfc', 'wrm', 'dbr', 'opc', 'aws']"
+    ]
