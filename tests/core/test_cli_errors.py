@@ -9,7 +9,8 @@ import pytest
 import yaml
 
 from hivex_jax.cli import main
-from hivex_jax.core.errors import UserError, one_line, reports_user_errors
+from hivex_jax.cli_support import reports_user_errors
+from hivex_jax.core.errors import UserError, one_line
 
 
 @pytest.fixture
@@ -101,7 +102,7 @@ CASES = [
     (["train", "--resume", "{tmp}/old_run"], ["format_version 99", "reads format_version 1"]),
     (["train", "--resume", "{tmp}/no_ckpt"], ["has no checkpoint under"]),
     (["train", "--resume", "{tmp}/corrupt_run"], ["config.yaml is not valid YAML"]),
-    (["train", "--resume", "{tmp}/bad_meta"], ["unreadable checkpoint record"]),
+    (["train", "--resume", "{tmp}/bad_meta"], ["checkpoint step 3", "no intact checkpoint is left"]),
     (["train", "--resume", "{tmp}/no_ckpt", "--name", "x"], ["drop --name"]),
     # evaluate
     (["evaluate"], ["required: run_dir"]),
@@ -110,7 +111,7 @@ CASES = [
     (["evaluate", "{tmp}/corrupt_run"], ["not valid YAML"]),
     (["evaluate", "{tmp}/no_ckpt"], ["has no checkpoint"]),
     (["evaluate", "{tmp}/bad_meta", "--worlds", "a:b"], ["--worlds 'a:b'", "6000:6100"]),
-    (["evaluate", "{tmp}/bad_meta"], ["unreadable checkpoint record"]),
+    (["evaluate", "{tmp}/bad_meta"], ["checkpoint step 3", "no intact checkpoint is left"]),
     (["evaluate", "{tmp}/no_ckpt", "--steps", "-1"], ["--steps must be >= 1"]),
     # sweep
     (["sweep", "--grid", "lr"], ["--grid 'lr' must look like key=v1,v2"]),
@@ -216,7 +217,6 @@ def test_subprocess_bench_unknown_env():
         capture_output=True,
         text=True,
         timeout=300,
-        env={**__import__("os").environ, "PJRT_NPROC": "1"},
     )
     assert out.returncode == 2, out.stderr
     assert "Traceback" not in out.stderr
