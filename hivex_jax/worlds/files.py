@@ -318,6 +318,11 @@ def _read_world(path: Path, env: Any, params: Any) -> dict[str, np.ndarray]:
             raise UserError(f"{path}: empty archive; expected fields named after {', '.join(specs)}")
         return {k: field_from_array(v, specs[k], shapes[k], f"{path}[{k}]") for k, v in archive.items()}
     primary = worlds_module(env).PRIMARY_FIELD
+    if path.parent.name == PREVIEW_DIR and (path.parent.parent / "world.json").is_file():
+        raise UserError(
+            f"{path}: a contrast-stretched preview (its legend.txt), not a world file; load "
+            f"{path.parent.parent / path.name} or the folder {path.parent.parent}"
+        )
     if path.stem in specs:
         primary = path.stem
     else:

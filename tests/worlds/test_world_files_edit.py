@@ -102,6 +102,13 @@ def test_a_single_file_named_after_another_field_is_refused_with_the_field_names
         load_world(inside, env, params)
 
 
+def test_a_preview_is_refused_as_a_world_file(wrm, tmp_path):
+    env, params, world = wrm
+    save_world(world, tmp_path, env, images=True)
+    with pytest.raises(UserError, match="contrast-stretched preview"):
+        load_world(tmp_path / "preview" / "heights.png", env, params)
+
+
 def test_a_users_own_png_still_is_the_primary_field(wrm, tmp_path):
     env, params, _ = wrm
     Image.fromarray(np.full((16, 16), 255, np.uint8)).save(tmp_path / "island.png")
