@@ -22,9 +22,21 @@ from typing import Any
 
 import yaml
 
-from baselines.config_checks import LAYER_BOUNDS, REWARD_SCALINGS, SEED_LIMIT, SIZE_BOUNDS, TEACHER_WHERE
-from baselines.config_checks import RECURRENT_CELLS
-from baselines.config_env import POOL_MAX_BYTES, check_env_fit, check_world_pool, fit_saved_config, validate_env
+from baselines.config_checks import (
+    LAYER_BOUNDS,
+    RECURRENT_CELLS,
+    REWARD_SCALINGS,
+    SEED_LIMIT,
+    SIZE_BOUNDS,
+    TEACHER_WHERE,
+)
+from baselines.config_env import (
+    POOL_MAX_BYTES,
+    check_env_fit,
+    check_world_pool,
+    fit_saved_config,
+    validate_env,
+)
 from baselines.config_schema import (
     ALGORITHMS,
     FORMAT_VERSION,
@@ -236,4 +248,3 @@ def load_config(path: str | Path | None = None, overrides: list[str] | None = No
     # Command-line values replace the file's, dict fields entry by entry (`message_loss=1` on a config
     # whose env_options hold the channel's other options).
     return from_dict(merge_values(values, changes))
-

@@ -16,7 +16,7 @@ from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from baselines.common import stack_trees
-from baselines.config import PPOConfig
+from baselines.config import PPOConfig, keys_of_kind
 from baselines.ppo import RunnerState, Train, make_train
 
 
@@ -132,16 +132,9 @@ class Population:
 
 
 # ------------------------------------------------------------------------------------------ cache
-#: config keys that only steer the host loop: runs differing in these share compiled programs
-HOST_ONLY_KEYS = (
-    "name",
-    "out_dir",
-    "eval_every",
-    "checkpoint_every",
-    "gif_stride",
-    "gif_frames",
-    "test_worlds",
-)
+#: config keys that only steer the host loop (declared "run" in `baselines.config_schema`): runs differing
+#: in these share compiled programs
+HOST_ONLY_KEYS = keys_of_kind("run")
 _CACHE: dict[Any, Any] = {}
 _CACHE_SIZE = 4
 

@@ -1,16 +1,23 @@
-"""Config loading, overrides, derived sizes and the errors raised before anything compiles."""
+"""Config loading (sections, bases, flat files), overrides, derived sizes, each key's declared kind and the
+errors raised before anything compiles."""
 
 import pytest
+import yaml
 
 from baselines.config import (
     DEFAULT_CONFIG,
+    SECTIONS,
     ConfigError,
     IPPOConfig,
     MAPPOConfig,
     from_dict,
+    key_kind,
+    keys_of_kind,
     load_config,
     parse_overrides,
+    program_signature,
 )
+from baselines.config_schema import KINDS, declared_fields
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -195,3 +202,157 @@ def test_an_overflowing_env_option_is_a_config_error(monkeypatch):
     monkeypatch.setattr(baselines.common, "make_env", overflow)
     with pytest.raises(ConfigError, match="WindFarmControl-v0 with env_params=.*too large"):
         validate_env(load_config(None, ["env_params.max_steps=1e30"]))
+
+
+# ------------------------------------------------------------------------- sections and inheritance
+def _write(folder, name, text):
+    path = folder / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def test_a_file_overrides_its_base_key_by_key_and_dict_keys_entry_by_entry(tmp_path):
+    _write(
+        tmp_path,
+        "shared/base.yaml",
+        "algo: ippo\nenv:\n  env_params: {wind_noise_degrees: 5.0, max_steps: 500}\n"
+        "ppo: {lr: 3.0e-4, num_seeds: 2}\n",
+    )
+    _write(tmp_path, "shared/middle.yaml", "base: base.yaml\nppo: {num_seeds: 4}\n")
+    child = _write(
+        tmp_path,
+        "child.yaml",
+        "base: shared/middle.yaml\nalgo: mappo\nenv: {env_params: {max_steps: 100}}\nrun: {name: x}\n",
+    )
+    config = load_config(child)
+    assert isinstance(config, MAPPOConfig)
+    assert (config.lr, config.num_seeds, config.name) == (3e-4, 4, "x")  # base, middle, child
+    assert config.env_params == {"wind_noise_degrees": 5.0, "max_steps": 100}  # merged entry by entry
+    # the command line overrides the whole chain, flat or by section
+    assert load_config(child, ["ppo.num_seeds=7", "env.env_params.max_steps=9"]).to_dict() == (
+        load_config(child, ["num_seeds=7", "env_params.max_steps=9"]).to_dict()
+    )
+    assert load_config(child, ["ppo.num_seeds=7"]).num_seeds == 7
+
+
+def test_a_flat_file_and_its_sectioned_twin_are_the_same_config(tmp_path):
+    flat = _write(
+        tmp_path, "flat.yaml", "algo: mappo\nlr: 3.0e-4\nhidden_sizes: [32]\ncritic_agent_id: false\n"
+    )
+    sectioned = _write(
+        tmp_path,
+        "sectioned.yaml",
+        "algo: mappo\nppo: {lr: 3.0e-4}\nnetwork: {hidden_sizes: [32], critic_agent_id: false}\n",
+    )
+    assert load_config(flat) == load_config(sectioned)
+    assert load_config(flat).hidden_sizes == (32,) and load_config(flat).critic_agent_id is False
+    assert from_dict({"ppo": {"lr": 3e-4}}).lr == 3e-4  # a run folder's values may come in sections too
+
+
+def test_a_saved_run_config_is_flat_and_reads_back(tmp_path):
+    config = load_config(DEFAULT_CONFIG.parent / "ippo_ocean_plastic_collection.yaml")
+    saved = _write(tmp_path, "run/config.yaml", config.to_yaml())
+    values = yaml.safe_load(saved.read_text())
+    assert values["format_version"] == 1 and values["lr"] == config.lr  # flat: every key top-level
+    assert not set(values) & {"env", "ppo", "network", "extensions", "run"}
+    assert load_config(saved) == config == from_dict(values)
+
+
+@pytest.mark.parametrize(
+    ("files", "expected"),
+    [
+        (
+            {"a.yaml": "base: b.yaml\n", "b.yaml": "base: a.yaml\n"},
+            r"bases form a cycle \(a.yaml -> b.yaml -> a.yaml\)",
+        ),
+        ({"a.yaml": "base: missing.yaml\n"}, "base missing.yaml does not exist"),
+        ({"a.yaml": "base: [b.yaml]\n"}, "base must be the path of another config file"),
+        ({"a.yaml": "env: {lr: 1.0e-3}\n"}, "lr belongs in the ppo section, not in env"),
+        ({"a.yaml": "algo: ippo\nppo: {algo: mappo}\n"}, "algo belongs in the top level, not in ppo"),
+        ({"a.yaml": "lr: 1.0e-3\nppo: {lr: 3.0e-4}\n"}, "lr is given twice"),
+        ({"a.yaml": "ppo: 3\n"}, "ppo: a section is a mapping"),
+        ({"a.yaml": "ppo: {lrr: 3}\n"}, r"'lrr' \(did you mean lr"),
+    ],
+)
+def test_bad_sections_and_bases_are_one_line_errors(tmp_path, files, expected):
+    for name, text in files.items():
+        _write(tmp_path, name, text)
+    with pytest.raises(ConfigError, match=expected):
+        load_config(tmp_path / "a.yaml")
+
+
+def test_a_sectioned_override_in_the_wrong_section_is_refused():
+    with pytest.raises(ConfigError, match="lr belongs in the ppo section, not in network"):
+        load_config(None, ["network.lr=1"])
+    with pytest.raises(ConfigError, match="base: names the file"):
+        from_dict({"base": "x.yaml"})
+
+
+def test_message_options_go_in_extensions_and_the_command_line_replaces_them():
+    path = DEFAULT_CONFIG.parent / "ippo_wildfire_resource_management_messages.yaml"
+    assert load_config(path).env_options == {"message_vocab": 2}
+    assert load_config(path, ["message_vocab=null"]).env_options == {"message_vocab": None}
+    assert load_config(path, ["extensions.message_loss=1"]).env_options == {
+        "message_vocab": 2,
+        "message_loss": 1,
+    }
+
+
+# ------------------------------------------------------------------------------ static / data / run
+def test_every_key_is_declared_once_with_a_section_and_a_kind():
+    fields = declared_fields()
+    assert set(fields) == set(MAPPOConfig().to_dict())  # MAPPO has every key (IPPO's and its critic's)
+    for name, f in fields.items():
+        assert f.metadata["kind"] in KINDS, name
+        assert f.metadata["section"] in (*SECTIONS, None), name
+        assert (f.metadata["section"] is None) == (name == "algo"), name
+        assert f.metadata["switch"] is None or f.metadata["kind"] == "data", name
+    assert set(keys_of_kind("static")) | set(keys_of_kind("data")) | set(keys_of_kind("run")) == set(fields)
+
+
+#: kinds checked by hand against the trainer (docs/training.md, "Static, data, run")
+HAND_CHECKED_KINDS = {
+    # a number a program computes with: one program could take it as an input
+    "data": "lr ent_coef gamma gae_lambda clip_eps vf_coef max_grad_norm seed task level env_params "
+    "env_params.wind_noise_degrees train_reward_weights train_reward_sharing teacher_coef eval_seed",
+    # a shape, a loop length, a branch or a module's structure
+    "static": "algo num_envs num_steps num_seeds update_epochs num_minibatches anneal_lr total_env_steps "
+    "recurrent hidden_sizes env_options train_worlds teacher_where critic_agent_id message_vocab",
+    # no compiled program is built from it
+    "run": "name out_dir eval_every checkpoint_every gif_frames test_worlds stop_at_test_return",
+}
+
+
+@pytest.mark.parametrize(
+    ("key", "kind"), [(key, kind) for kind, keys in HAND_CHECKED_KINDS.items() for key in keys.split()]
+)
+def test_hand_checked_kinds(key, kind):
+    assert key_kind(key) == kind
+
+
+def test_an_unknown_key_has_no_kind():
+    with pytest.raises(ConfigError, match="'nope' is not a config key"):
+        key_kind("nope")
+
+
+def test_the_program_signature_ignores_data_values_but_not_their_switches():
+    config = load_config(DEFAULT_CONFIG.parent / "ippo_ocean_plastic_collection.yaml")
+    same = program_signature(config)
+    for change in (
+        {"lr": 3e-4},
+        {"ent_coef": 0.1},
+        {"seed": 9},
+        {"task": 1},
+        {"teacher_coef": 0.5},
+        {"name": "x"},
+    ):
+        assert program_signature(config.replace(**change)) == same, change
+    assert program_signature(config.replace(train_reward_weights={"crossed_border": 0.5})) == same
+    for change in (
+        {"num_envs": 32},
+        {"teacher_coef": 0.0},
+        {"train_reward_weights": {}},
+        {"recurrent": "none"},
+    ):
+        assert program_signature(config.replace(**change)) != same, change

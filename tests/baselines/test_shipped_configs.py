@@ -4,9 +4,11 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 from pathlib import Path
 
 import pytest
+import yaml
 
 from baselines.config import load_config, validate_env
 
@@ -50,3 +52,50 @@ def test_probe_config_is_its_gpu_config_without_the_early_stop(path):
         f"{path.name} drifted from its GPU config in {sorted(changed - PROBE_CHANGES)}"
     )
     assert probe["stop_at_test_return"] is None  # every pool gets the same fixed budget
+
+
+#: `load_config(f).to_dict()` of every shipped config as it was a flat file (commit 965aaa6, before sections)
+FLAT = json.loads((Path(__file__).parent / "data" / "shipped_configs_flat_965aaa6.json").read_text())
+
+
+def test_every_shipped_config_has_its_flat_record():
+    assert sorted(FLAT) == sorted(p.name for p in CONFIGS)
+
+
+@pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.stem)
+def test_sectioned_config_loads_to_the_config_its_flat_file_did(path):
+    assert load_config(path).to_dict() == FLAT[path.name]
+
+
+@pytest.mark.parametrize(
+    "name", ["ippo_ocean_plastic_collection.yaml", "ippo_wildfire_resource_management_messages.yaml"]
+)
+def test_the_flat_format_still_reads(name, tmp_path):
+    # every key top-level, as configs and run folders were written before sections (and run folders still are)
+    flat = tmp_path / name
+    flat.write_text(yaml.safe_dump(FLAT[name], sort_keys=False))
+    assert load_config(flat).to_dict() == FLAT[name]
+
+
+@pytest.mark.parametrize("path", [p for p in CONFIGS if p.stem.startswith("mappo_")], ids=lambda p: p.stem)
+def test_a_mappo_config_is_its_ippo_twin_with_a_centralised_critic(path):
+    twin = path.with_name(path.name.replace("mappo_", "ippo_", 1))
+    if (
+        not twin.is_file()
+    ):  # mappo_wind_farm_control_wakes: the wake row's MAPPO config on the 16-turbine grid
+        assert yaml.safe_load(path.read_text())["base"] == "mappo_wind_farm_control_wakes_row4.yaml"
+        return
+    assert len(path.read_text().splitlines()) <= 5
+    assert yaml.safe_load(path.read_text())["base"] == twin.name
+    mappo, ippo = load_config(path).to_dict(), load_config(twin).to_dict()
+    changed = {k for k in mappo.keys() | ippo.keys() if mappo.get(k) != ippo.get(k)}
+    assert changed == {"algo", "critic_agent_id", "critic_local_obs"}
+
+
+@pytest.mark.parametrize("path", [p for p in CONFIGS if p.stem.endswith("_gpu")], ids=lambda p: p.stem)
+def test_gpu_and_probe_configs_inherit_from_the_config_they_share_with(path):
+    base = yaml.safe_load(path.read_text())["base"]
+    if path.stem.startswith("probe_"):
+        assert base == path.name.replace("probe_", "ippo_", 1)
+    else:
+        assert base == path.name.replace("_gpu", "")

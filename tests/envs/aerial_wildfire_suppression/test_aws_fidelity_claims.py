@@ -13,10 +13,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import yaml
 from fidelity_table import assert_one_status_each, assert_statuses_name_real_parameters, fidelity_rows
 
 import hivex_jax
+from baselines.config import load_config
 from hivex_jax.envs.aerial_wildfire_suppression import observations
 from hivex_jax.envs.aerial_wildfire_suppression import params as aws_params
 from hivex_jax.envs.aerial_wildfire_suppression.env import AerialWildfireSuppression
@@ -194,5 +194,5 @@ def test_task_weight_table_and_spaces(rows):
 def test_evaluation_worlds_match_the_shipped_configs(rows):
     assert "evaluation on worlds 6000.." in rows["seeds"][1]
     for algo in ("ippo", "mappo"):
-        config = yaml.safe_load((ROOT / "configs" / f"{algo}_aerial_wildfire_suppression.yaml").read_text())
+        config = load_config(ROOT / "configs" / f"{algo}_aerial_wildfire_suppression.yaml").to_dict()
         assert config["test_worlds"].startswith("6000:")

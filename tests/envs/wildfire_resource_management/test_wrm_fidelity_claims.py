@@ -15,10 +15,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-import yaml
 from fidelity_table import assert_one_status_each, assert_statuses_name_real_parameters, fidelity_rows
 
 import hivex_jax
+from baselines.config import load_config
 from hivex_jax.envs.wildfire_resource_management import generator, observations
 from hivex_jax.envs.wildfire_resource_management import params as wrm_params
 from hivex_jax.envs.wildfire_resource_management.env import WildfireResourceManagement
@@ -151,7 +151,7 @@ def test_structural_claims(rows, registered):
 def test_seed_pools_match_the_shipped_configs(rows):
     assert "pools train 5000–5999, test 6000–6007" in rows["seeds"][1]
     for algo in ("ippo", "mappo"):
-        config = yaml.safe_load((ROOT / "configs" / f"{algo}_wildfire_resource_management.yaml").read_text())
+        config = load_config(ROOT / "configs" / f"{algo}_wildfire_resource_management.yaml").to_dict()
         assert (config["train_worlds"], config["test_worlds"]) == ("5000:6000", "6000:6008")
 
 
