@@ -1,10 +1,9 @@
-"""scripts/memorisation_probe.py on the tiny count-free env: pools train and are scored on their training
-and held-out worlds, the statistics are per-seed means with a t CI, and a second call resumes (skips
-finished pools, evaluates only new ones, refuses other settings)."""
+"""The memorisation probe (`baselines.memorisation`, run by scripts/memorisation_probe.py) on the tiny
+count-free env: pools train and are scored on their training and held-out worlds, the statistics are
+per-seed means with a t CI, and a second call resumes (skips finished pools, evaluates only new ones,
+refuses other settings)."""
 
 import json
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,34 +11,39 @@ import yaml
 from trainer_fake_env import TINY_CONFIG
 from transfer_fake_env import register
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
-import memorisation_probe as probe  # noqa: E402
+from baselines import memorisation as probe
+from baselines import memorisation_report as report
 
 ENV_ID = register()
 
 
 def test_side_and_gap_are_per_seed_statistics():
     # 2 seeds x 2 worlds; scripted 10 on both worlds
-    side = probe.side([[4.0, 6.0], [8.0, 10.0]], [10.0, 10.0], [1.0, 3.0])
+    side = report.side([[4.0, 6.0], [8.0, 10.0]], [10.0, 10.0], [1.0, 3.0])
     assert side["return"]["per_seed"] == [5.0, 9.0] and side["return"]["mean"] == 7.0
     assert side["return"]["ci95"] == pytest.approx(12.706 * 2.0, rel=1e-3)  # t(1) * sd 2.83 / sqrt(2)
     assert side["fraction_of_scripted"]["per_seed"] == [0.5, 0.9] and side["random"] == 2.0
-    other = probe.side([[3.0, 3.0], [5.0, 5.0]], [10.0, 10.0], [2.0, 2.0])
-    gap = probe.gap(side, other)
+    other = report.side([[3.0, 3.0], [5.0, 5.0]], [10.0, 10.0], [2.0, 2.0])
+    gap = report.gap(side, other)
     assert gap["return"]["per_seed"] == [2.0, 4.0]  # paired by seed, not a difference of means' CIs
     assert gap["fraction_of_scripted"]["per_seed"] == pytest.approx([0.2, 0.4])
-    assert probe.side([[1.0]], [-2.0], [0.0])["fraction_of_scripted"] is None  # no ratio to a return <= 0
+    assert report.side([[1.0]], [-2.0], [0.0])["fraction_of_scripted"] is None  # no ratio to a return <= 0
 
 
 @pytest.mark.slow  # two tiny trainings with their compiles: minutes on the 2-core CPU (975 s at load 20)
 @pytest.mark.timeout(1800)
+def _main(argv: list[str]) -> None:
+    """What the script does: parse its arguments, run the probe."""
+    probe.run_probe(probe.parse_args(argv))
+
+
 def test_probe_trains_each_pool_scores_both_sides_and_resumes(tmp_path, monkeypatch):
     config = tmp_path / "tiny.yaml"
     config.write_text(yaml.safe_dump({**TINY_CONFIG, "env_id": ENV_ID, "total_env_steps": 64}))
     out = tmp_path / "probe"
     common = ["--env", ENV_ID, "--config", str(config), "--out", str(out), "--seeds", "2"]
     common += ["--heldout", "200:203", "--train-base", "100", "--max-train-eval", "1", "--no-progress"]
-    assert probe.main([*common, "--pools", "2"]) == 0
+    _main([*common, "--pools", "2"])
     record = json.loads((out / "probe.json").read_text())
     two = record["cells"]["2"]
     assert sorted(record["cells"]) == ["2"] and two["train_eval_worlds"] == "100:101"  # capped at 1
@@ -56,12 +60,12 @@ def test_probe_trains_each_pool_scores_both_sides_and_resumes(tmp_path, monkeypa
     trained, scored = [], []
     real_train, real_greedy = probe.train_pool, probe.greedy_returns
     monkeypatch.setattr(
-        probe, "train_pool", lambda c, d, progress: trained.append(d.name) or real_train(c, d, progress)
+        probe, "train_pool", lambda c, d, p, r: trained.append(d.name) or real_train(c, d, p, r)
     )
     monkeypatch.setattr(
         probe, "greedy_returns", lambda d, w, s: scored.append(d.name) or real_greedy(d, w, s)
     )
-    assert probe.main([*common, "--pools", "1,2"]) == 0
+    _main([*common, "--pools", "1,2"])
     assert trained == ["pool_1"] and scored == ["pool_1", "pool_1"]
     again = json.loads((out / "probe.json").read_text())
     assert again["cells"]["2"] == two and sorted(again["cells"]) == ["1", "2"]
@@ -69,9 +73,9 @@ def test_probe_trains_each_pool_scores_both_sides_and_resumes(tmp_path, monkeypa
     one = again["cells"].pop("1")
     (out / "probe.json").write_text(json.dumps(again))
     summary = (out / "pool_1" / "summary.json").read_text()
-    assert probe.main([*common, "--pools", "1"]) == 0
+    _main([*common, "--pools", "1"])
     assert (out / "pool_1" / "summary.json").read_text() == summary  # run_training would rewrite it
     assert json.loads((out / "probe.json").read_text())["cells"]["1"]["heldout"] == one["heldout"]
     # other settings are refused, not mixed into the same file
     with pytest.raises(SystemExit, match="other settings"):
-        probe.main([*common, "--seeds", "3", "--pools", "1"])
+        _main([*common, "--seeds", "3", "--pools", "1"])

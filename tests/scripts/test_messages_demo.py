@@ -1,28 +1,25 @@
 """The communication demo's designed task (configs/ippo_wildfire_resource_management_messages.yaml,
-scripts/messages_demo.py): a tower's performance is ~1 exactly while it sees fire and ~0.03 otherwise, so
-one honest bit per neighbour is what routing needs, and a controller that knows which neighbour sees fire
-earns far more than one that does not (the headroom a trained channel can take)."""
+`baselines.messages_demo`, run by scripts/messages_demo.py): a tower's performance is ~1 exactly while it
+sees fire and ~0.03 otherwise, so one honest bit per neighbour is what routing needs, and a controller that
+knows which neighbour sees fire earns far more than one that does not (the headroom a trained channel can
+take)."""
 
-import importlib.util
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from baselines import messages_demo, messages_report
 from baselines.common import make_env
 from baselines.config import load_config
 from hivex_jax.envs.wildfire_resource_management import dynamics, rewards
 
 REPO = Path(__file__).resolve().parents[2]
 CONFIG = REPO / "configs" / "ippo_wildfire_resource_management_messages.yaml"
-
-
-def _demo_module():
-    spec = importlib.util.spec_from_file_location("messages_demo", REPO / "scripts" / "messages_demo.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_designed_performance_is_one_bit_fire_in_view():
@@ -41,14 +38,13 @@ def test_designed_performance_is_one_bit_fire_in_view():
 
 
 def test_knowing_which_neighbour_sees_fire_is_worth_much_more_than_the_even_split():
-    headroom = _demo_module().headroom("6000:6002", [])
+    headroom = messages_demo.headroom("6000:6002", [])
     # measured on worlds 6000-6031: 2931.6 vs 5028.5; on any few worlds the honest bit is worth > 25 %
     assert headroom["to_fire_seen"] > 1.25 * headroom["even"], headroom
     assert headroom["to_best_p"] >= headroom["to_fire_seen"] - 1.0  # p is one bit: nothing more to know
 
 
 def test_returns_plot_and_table_from_a_result(tmp_path):
-    demo = _demo_module()
     cell = {"mean": 10.0, "ci95": 2.0, "per_seed": [9.0, 10.0, 11.0]}
     result = {
         "worlds": "6000:6003",
@@ -65,8 +61,21 @@ def test_returns_plot_and_table_from_a_result(tmp_path):
             "messages - no_messages": {"greedy": {"mean": 10.0, "ci95": 3.0}, "stochastic": cell}
         },
     }
-    demo.plot_returns(result, tmp_path / "returns.png")
+    messages_report.plot_returns(result, tmp_path / "returns.png")
     assert (tmp_path / "returns.png").read_bytes()[:4] == b"\x89PNG"
-    text = demo.markdown(result)
+    text = messages_report.markdown(result)
     assert "| (b) messages (vocab 2) | 20.0 ± 2.0 | 10.0 ± 2.0 | 9.0, 10.0, 11.0 |" in text
     assert "| messages - no_messages | +10.0 ± 3.0 |" in text
+
+
+def test_table_command_on_a_folder_without_runs(tmp_path):
+    """`scripts/messages_demo.py --table` (its own process) on a folder with no finished condition writes
+    an empty result and the table's header, and draws no figure."""
+    cmd = [sys.executable, str(REPO / "scripts" / "messages_demo.py"), "--table", "--out-dir", str(tmp_path)]
+    done = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, timeout=300)
+    assert done.returncode == 0, done.stderr
+    result = {"worlds": "6000:6032", "conditions": {}, "differences": {}}
+    assert json.loads((tmp_path / "messages_demo.json").read_text()) == result
+    assert (tmp_path / "messages_demo.md").read_text() == messages_report.markdown(result)
+    assert done.stdout == messages_report.markdown(result) + "\n"
+    assert not (tmp_path / "messages_demo.png").exists()
