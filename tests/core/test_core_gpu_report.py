@@ -1,17 +1,9 @@
-"""scripts/gpu_report_summary.py turns a GPU report folder into the tables docs/benchmarks.md takes."""
+"""`baselines.gpu_report` (printed by scripts/gpu_report_summary.py) turns a GPU report folder into the
+tables docs/benchmarks.md takes."""
 
-import importlib.util
 import json
-from pathlib import Path
 
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "gpu_report_summary.py"
-
-
-def _summary_module():
-    spec = importlib.util.spec_from_file_location("gpu_report_summary", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from baselines import gpu_report
 
 
 def _train(seeds, seconds, updates=10, envs=4096, agents=8, env_id="WindFarmControl-v0"):
@@ -89,7 +81,7 @@ def test_summary_reports_goals_seed_ratio_and_missing_steps(tmp_path):
         )
     )
     (tmp_path / "bench_OceanPlasticCollection-v0.json").write_text("{not json")  # a step that died mid-write
-    text = _summary_module().main(tmp_path)
+    text = gpu_report.summary(tmp_path)
     # 10 updates x 4096 envs x 128 steps in 0.5 s = 1.049e7 env steps/s = 0.57 of the 1.85e7 goal
     assert "| 1 | 4096 | 10 | 1.05e+07 | 0.57x | 0.050 | 20.0 |" in text
     assert "32 seeds take 1.50x the wall time of 1 seed per update" in text
@@ -103,7 +95,7 @@ def test_summary_reports_goals_seed_ratio_and_missing_steps(tmp_path):
 
 def test_summary_says_when_the_target_run_is_missing(tmp_path):
     (tmp_path / "env.txt").write_text("cpu")
-    assert "no summary.json" in _summary_module().main(tmp_path)
+    assert "no summary.json" in gpu_report.summary(tmp_path)
 
 
 def test_summary_of_a_targets_run_lists_every_env(tmp_path):
@@ -129,7 +121,7 @@ def test_summary_of_a_targets_run_lists_every_env(tmp_path):
         (tmp_path / f"target_{env}").mkdir()
         (tmp_path / f"target_{env}" / "summary.json").write_text(json.dumps(summary))
     (tmp_path / "target_aerial_wildfire_suppression").mkdir()  # timed out before writing anything
-    text = _summary_module().main(tmp_path)
+    text = gpu_report.summary(tmp_path)
     rows = {line.split(" | ")[0].strip("| "): line for line in text.splitlines() if line.startswith("| ")}
     assert "| 139.5 | 20 | 2,621,440 | 61.5 | 15.0 |" in rows["wildfire_resource_management"]
     assert (

@@ -1,14 +1,13 @@
 """HIVEX's published §3 tables as package data: values hand-copied from the reference, and the shape."""
 
-import importlib.util
 import os
 from pathlib import Path
 
 import pytest
 
+from hivex_jax.eval.hivex_extract import extract
 from hivex_jax.eval.hivex_published import load_published, published_table
 
-ROOT = Path(__file__).resolve().parents[2]
 #: the Markdown transcription the package data was extracted from (not part of the repository)
 REFERENCE = Path(os.environ.get("HIVEX_REFERENCE_MD", "HIVEX_REFERENCE_MD is not set"))
 
@@ -20,13 +19,6 @@ SHAPE = {
     "OceanPlasticCollection-v0": (4, ["none"]),
     "AerialWildfireSuppression-v0": (9, [str(k) for k in range(1, 11)]),
 }
-
-
-def _extractor():
-    spec = importlib.util.spec_from_file_location("extract", ROOT / "scripts" / "extract_hivex_published.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.mark.parametrize(
@@ -111,7 +103,7 @@ Stat `Save Location Count`: 2.5 for every task and level.
 ## 4. Scalability
 **Test mean cumulative episode reward (ignored: outside §3)**
 """
-    data = _extractor().extract(text)
+    data = extract(text)
     opc = data["envs"]["OceanPlasticCollection-v0"]
     assert opc["levels"] == ["none"]
     assert opc["task_names"] == {"0": "Plastic Collection (main)", "1": "Find Highest Polluted Area"}
@@ -124,5 +116,5 @@ Stat `Save Location Count`: 2.5 for every task and level.
 
 @pytest.mark.skipif(not REFERENCE.is_file(), reason="set HIVEX_REFERENCE_MD to the reference's path")
 def test_committed_json_is_what_the_extractor_makes_of_the_reference():
-    data = _extractor().extract(REFERENCE.read_text())
+    data = extract(REFERENCE.read_text())
     assert data == load_published()

@@ -1,27 +1,14 @@
-"""scripts/opc_safety_diagnosis.py lends the scripted controller's border and vessel rules (and full
-throttle) to a trained policy exactly where those rules fire, and leaves every other decision alone."""
-
-import importlib.util
-import sys
-from pathlib import Path
+"""`baselines.opc_safety` (run by scripts/opc_safety_diagnosis.py) lends the scripted controller's border
+and vessel rules (and full throttle) to a trained policy exactly where those rules fire, and leaves every
+other decision alone."""
 
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
 import hivex_jax
+from baselines import opc_safety
 from hivex_jax.envs.ocean_plastic_collection import heuristics
-
-REPO = Path(__file__).resolve().parents[2]
-
-
-def _script():
-    if str(REPO / "scripts") not in sys.path:  # the script imports scripts/_jax_setup.py
-        sys.path.insert(0, str(REPO / "scripts"))
-    spec = importlib.util.spec_from_file_location("opc_safety", REPO / "scripts" / "opc_safety_diagnosis.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _obs(positions, forwards, neighbours):
@@ -48,28 +35,26 @@ def test_rules_are_lent_only_where_they_fire():
     near_border, threat = (np.asarray(x) for x in heuristics.safety_rules(obs, params))
     assert near_border.tolist() == [True, False, False]
     assert threat.tolist() == [False, True, True]
-    script = _script()
     scripted = np.asarray(heuristics.scripted_policy(obs, params)["discrete"])
     key = None
-    as_trained = np.asarray(script.lend("as trained", _idle, params)(None, key, obs, None)["discrete"])
+    as_trained = np.asarray(opc_safety.lend("as trained", _idle, params)(None, key, obs, None)["discrete"])
     np.testing.assert_array_equal(as_trained, 0)
-    vessels = np.asarray(script.lend("vessels", _idle, params)(None, key, obs, None)["discrete"])
+    vessels = np.asarray(opc_safety.lend("vessels", _idle, params)(None, key, obs, None)["discrete"])
     np.testing.assert_array_equal(vessels[0], [0, 0])  # the border rule is not lent here
     np.testing.assert_array_equal(vessels[1:], scripted[1:])
-    safety = np.asarray(script.lend("safety", _idle, params)(None, key, obs, None)["discrete"])
+    safety = np.asarray(opc_safety.lend("safety", _idle, params)(None, key, obs, None)["discrete"])
     np.testing.assert_array_equal(safety, scripted)
     assert safety[0, 1] != 0  # the border rule steers vessel 0 round
-    throttle = np.asarray(script.lend("throttle", _idle, params)(None, key, obs, None)["discrete"])
+    throttle = np.asarray(opc_safety.lend("throttle", _idle, params)(None, key, obs, None)["discrete"])
     np.testing.assert_array_equal(throttle, [[1, 0], [1, 0], [1, 0]])
-    both = np.asarray(script.lend("safety + throttle", _idle, params)(None, key, obs, None)["discrete"])
+    both = np.asarray(opc_safety.lend("safety + throttle", _idle, params)(None, key, obs, None)["discrete"])
     np.testing.assert_array_equal(both[:, 1], scripted[:, 1])
     np.testing.assert_array_equal(both[:, 0], 1)
     with pytest.raises(ValueError, match="unknown variant"):
-        script.lend("shield", _idle, params)
+        opc_safety.lend("shield", _idle, params)
 
 
 def test_rows_are_per_vessel_means_and_fractions_per_seed():
-    script = _script()
     totals = {  # 2 seeds x 2 worlds x 3 vessels
         "return": np.array([[[10.0, 20.0, 30.0], [10.0, 20.0, 30.0]], [[40.0] * 3, [40.0] * 3]]),
         "stats": {
@@ -78,9 +63,9 @@ def test_rows_are_per_vessel_means_and_fractions_per_seed():
             "vessel_collisions": np.array([[[1.0, 1.0, 0.0]] * 2, [[0.0] * 3] * 2]),
         },
     }
-    row = script._row("safety", "greedy", totals, scripted_return=100.0)
+    row = opc_safety.cell_row("safety", "greedy", totals, scripted_return=100.0)
     assert row["per_seed_fraction"] == pytest.approx([0.2, 0.4])
     assert row["fraction"] == pytest.approx(0.3)
     assert row["collided"] == pytest.approx(4 / 12)
-    text = script.table([row])
+    text = opc_safety.table([row])
     assert "| safety | greedy | 30.0 | 0.30 (0.20, 0.40) | 5.0 | 0.00 | 0.33 |" in text
