@@ -17,53 +17,12 @@ import _jax_setup  # noqa: F401  (PJRT_NPROC=1 before jax starts)
 import jax
 import jax.numpy as jnp
 import numpy as np
-import optax
 
+from baselines.wfc_wakes import D, K, conditions, farm_power, optimise
 from hivex_jax.envs.wind_farm_control import generator, wakes
 from hivex_jax.envs.wind_farm_control.params import ALL_PATTERN_NAMES, FIRST_REAL_FARM
 
-D = wakes.ROTOR_DIAMETER
-K = wakes.WakeConstants()
-MAX_YAW = jnp.deg2rad(30.0)
 T95 = {2: 12.71, 3: 4.30, 4: 3.18, 5: 2.78, 6: 2.57, 8: 2.36, 10: 2.26}
-
-
-def conditions(key, n, spread_deg):
-    """(wind angle rad, speed, TI) f32[n] each: the wind blows along +x within +-spread."""
-    k1, k2, k3 = jax.random.split(key, 3)
-    angle = jnp.deg2rad(jax.random.uniform(k1, (n,), minval=-spread_deg, maxval=spread_deg))
-    return (
-        angle,
-        jax.random.uniform(k2, (n,), minval=6.0, maxval=10.0),
-        jax.random.uniform(k3, (n,), minval=0.05, maxval=0.10),
-    )
-
-
-def farm_power(positions, yaw, wind, model):
-    """Mean farm power (MW) f32[] over the conditions `wind`."""
-    angle, speed, ti = wind
-    one = lambda a, s, t: jnp.sum(wakes.solve_farm(positions, yaw, a, s, t, K, model).power)  # noqa: E731
-    return jnp.mean(jax.vmap(one)(angle, speed, ti)) / 1e6
-
-
-OPT = optax.adam(0.05)
-
-
-@jax.jit(static_argnames="model")
-def update(raw, opt_state, positions, wind, model):
-    """One Adam step on the yaw parameters (compiled once per layout shape)."""
-    loss, g = jax.value_and_grad(lambda r: -farm_power(positions, MAX_YAW * jnp.tanh(r), wind, model))(raw)
-    upd, opt_state = OPT.update(g, opt_state)
-    return optax.apply_updates(raw, upd), opt_state, loss
-
-
-def optimise(positions, wind, steps, model, key):
-    """Static yaw f32[A] (rad) maximising mean farm power on the training conditions."""
-    raw = 0.01 * jax.random.normal(key, (positions.shape[0],))
-    opt_state = OPT.init(raw)
-    for _ in range(steps):
-        raw, opt_state, _ = update(raw, opt_state, positions, wind, model)
-    return MAX_YAW * jnp.tanh(raw)
 
 
 def study(name, positions, seeds, steps, spread, model):

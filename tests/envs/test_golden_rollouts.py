@@ -1,9 +1,9 @@
-"""Every env replays its recorded fixed-key rollouts (`scripts/golden_rollouts.py`): behaviour does not
-change by accident. A deliberate change re-records with `python scripts/golden_rollouts.py --write`."""
+"""Every env replays its recorded fixed-key rollouts (`hivex_jax.eval.golden`, recorded by
+`scripts/golden_rollouts.py`): behaviour does not change by accident. A deliberate change re-records with
+`python scripts/golden_rollouts.py --write`."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
@@ -11,12 +11,9 @@ import numpy as np
 import pytest
 
 import hivex_jax
+from hivex_jax.eval import golden
 
-ROOT = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location("golden_rollouts", ROOT / "scripts" / "golden_rollouts.py")
-golden = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(golden)
-RECORDED = json.loads(golden.GOLDEN.read_text())
+RECORDED = json.loads((Path(__file__).resolve().parent / "golden_rollouts.json").read_text())
 
 
 def test_every_bundled_env_is_recorded():

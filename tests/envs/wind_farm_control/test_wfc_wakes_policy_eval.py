@@ -1,10 +1,8 @@
-"""scripts/wfc_wakes_policy_eval.py: greedy / optimised / scripted / trained farm power on the same
-held-out wind conditions, on a tiny trained run (2 turbines in a row along the wind)."""
+"""`baselines.wfc_wakes` (run by scripts/wfc_wakes_policy_eval.py): greedy / optimised / scripted /
+trained farm power on the same held-out wind conditions, on a tiny trained run (2 turbines in a row along
+the wind)."""
 
 from __future__ import annotations
-
-import importlib.util
-from pathlib import Path
 
 import jax
 import jax.numpy as jnp
@@ -12,11 +10,11 @@ import numpy as np
 import pytest
 
 import hivex_jax
+from baselines import wfc_wakes
 from baselines.config import from_dict
 from baselines.runner import run_training
 from hivex_jax.envs.wind_farm_control import wakes
 
-SCRIPT = Path(__file__).resolve().parents[3] / "scripts" / "wfc_wakes_policy_eval.py"
 WIND = {
     "farm_power_share": 1.0,
     "main_wind_direction_degrees": 0.0,
@@ -25,13 +23,6 @@ WIND = {
     "wind_noise_degrees": 0.0,
     "max_steps": 16,
 }
-
-
-def _script():
-    spec = importlib.util.spec_from_file_location("wfc_wakes_policy_eval", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(scope="module")
@@ -64,10 +55,9 @@ def tiny_run(tmp_path_factory) -> str:
 
 
 def test_condition_params_give_each_episode_its_steady_wind():
-    script = _script()
     env, params = hivex_jax.make("WindFarmControl-v0", num_agents=2, wake_model="gauss", **WIND)
     wind = (jnp.deg2rad(jnp.array([-4.0, 3.0])), jnp.array([6.5, 9.0]), jnp.array([0.05, 0.09]))
-    stacked = script.condition_params(params, wind, 30)
+    stacked = wfc_wakes.condition_params(params, wind, 30)
     states = jax.jit(jax.vmap(env.reset, in_axes=(None, 0)))(jax.random.PRNGKey(0), stacked)[1]
     # every turbine sees exactly its condition's direction (no range draw, swing or noise)
     np.testing.assert_allclose(
@@ -78,13 +68,12 @@ def test_condition_params_give_each_episode_its_steady_wind():
 
 
 def test_greedy_is_the_envs_power_with_rotors_facing_the_wind():
-    script = _script()
     env, params = hivex_jax.make("WindFarmControl-v0", num_agents=2, wake_model="gauss", **WIND)
     params = env.variant_params(params, level=2)
-    positions = script.farm_layout(env, params)
+    positions = wfc_wakes.farm_layout(env, params)
     assert float(positions[1, 0] - positions[0, 0]) == pytest.approx(5 * wakes.ROTOR_DIAMETER, rel=1e-5)
     wind = (jnp.deg2rad(jnp.array([-2.0, 4.0])), jnp.array([7.0, 9.5]), jnp.array([0.06, 0.08]))
-    steady = script.steady_farm_mw(
+    steady = wfc_wakes.steady_farm_mw(
         positions, jnp.zeros(2), wind, wakes.constants_from_params(params), "gauss"
     )
     waked_power = jax.jit(lambda *a: wakes.waked_power(*a, "gauss"))
@@ -100,16 +89,14 @@ def test_greedy_is_the_envs_power_with_rotors_facing_the_wind():
 
 
 def test_layouts_that_change_per_world_are_refused():
-    script = _script()
     env, params = hivex_jax.make("WindFarmControl-v0", num_agents=2, wake_model="gauss")
     with pytest.raises(ValueError, match="changes per world"):
-        script.farm_layout(env, env.variant_params(params, level=8))
+        wfc_wakes.farm_layout(env, env.variant_params(params, level=8))
 
 
 @pytest.mark.slow  # trains a tiny MAPPO run and compiles five programs (minutes on a loaded CPU)
 def test_table_on_a_tiny_run(tiny_run):
-    script = _script()
-    result = script.evaluate(
+    result = wfc_wakes.evaluate(
         [tiny_run], num_conditions=3, opt_seeds=2, opt_steps=60, episode_steps=100, measure_steps=10
     )
     rows = result["rows"]
@@ -128,7 +115,7 @@ def test_table_on_a_tiny_run(tiny_run):
     (trained,) = [r for name, r in rows.items() if name.startswith("mappo ")]
     assert len(trained["per_seed_mw"]) == 2  # one value per training seed
     assert all(0.0 <= v <= 2 * wakes.RATED_POWER_W / 1e6 for v in trained["per_seed_mw"])
-    table = script.markdown(result)
+    table = wfc_wakes.markdown(result)
     assert table.count("\n") == 1 + len(rows) and "optimised static yaw" in table
     with pytest.raises(ValueError, match="measure-steps"):
-        script.evaluate([tiny_run], episode_steps=10, measure_steps=11)
+        wfc_wakes.evaluate([tiny_run], episode_steps=10, measure_steps=11)
