@@ -249,11 +249,12 @@ def declared_fields() -> dict[str, dataclasses.Field]:
 
 
 def key_kind(name: str) -> str:
-    """ "static", "data" or "run" for a config key (`env_params.x` is its dict key's kind; a message
-    option routed into env_options is static)."""
+    """The kind ("static", "data" or "run") of a config key, flat or sectioned (`ppo.lr`); `env_params.x`
+    is its dict key's kind, and a message option (routed into env_options) is static."""
     from hivex_jax.wrappers.messages import MESSAGE_OPTIONS
 
-    top = name.split(".", 1)[0]
+    section, _, rest = name.partition(".")
+    top = rest.split(".", 1)[0] if section in SECTIONS and rest else section
     if top in MESSAGE_OPTIONS:
         return "static"
     fields = declared_fields()

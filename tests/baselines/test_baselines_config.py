@@ -331,6 +331,11 @@ def test_hand_checked_kinds(key, kind):
     assert key_kind(key) == kind
 
 
+def test_a_sectioned_key_has_its_flat_kind():
+    kinds = key_kind("ppo.lr"), key_kind("env.env_params.max_steps"), key_kind("run.name")
+    assert kinds == ("data", "data", "run")
+
+
 def test_an_unknown_key_has_no_kind():
     with pytest.raises(ConfigError, match="'nope' is not a config key"):
         key_kind("nope")
