@@ -6,17 +6,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from baselines.cli import _compilation_cache, _marl_eval_file, _run_folder_config
+from baselines.cli_common import checked_marl_eval_file, enable_compilation_cache, run_folder_config
 from baselines.config import validate_env
-from hivex_jax.core.errors import (
-    ArgumentParser,
-    UserError,
-    check_positive,
-    check_writable_dir,
-    reports_user_errors,
-    user_input,
-    world_seeds,
-)
+from hivex_jax.cli_support import ArgumentParser, check_positive, check_writable_dir, reports_user_errors
+from hivex_jax.core.errors import UserError, user_input, world_seeds
 
 
 @reports_user_errors("hivex evaluate")
@@ -91,7 +84,7 @@ def evaluate_main(argv: list[str]) -> int:
 
         expand_world_paths(args.world_files)  # a glob that matches no file: one-line error
     run_dir = Path(args.run_dir)
-    config = _run_folder_config(run_dir, [])
+    config = run_folder_config(run_dir, [])
     validate_env(config)
     if args.protocol == "hivex" and args.overrides:
         raise UserError("key=value env overrides (zero-shot transfer) belong to the held-out protocol")
@@ -108,7 +101,7 @@ def evaluate_main(argv: list[str]) -> int:
         if args.marl_eval:
             raise UserError("--marl-eval exports per-world results: use it with --protocol held-out")
         return _evaluate_hivex(run_dir, config, args)
-    marl_eval_file = _marl_eval_file(args.marl_eval)
+    marl_eval_file = checked_marl_eval_file(args.marl_eval)
     tag = worlds_tag(args.worlds)
     if args.overrides:  # a transfer evaluation does not overwrite the run's own
         tag += "__" + setting_tag(args.overrides)
@@ -120,7 +113,7 @@ def evaluate_main(argv: list[str]) -> int:
     if out.is_dir():
         raise UserError(f"--out {out} is a folder; give a file name like {out / 'eval.json'}")
     check_writable_dir(out.parent, "output folder")
-    _compilation_cache()
+    enable_compilation_cache()
     from baselines.evaluation import evaluate_run
     from baselines.run_files import format_results, plot_eval
 
@@ -187,7 +180,7 @@ def _evaluate_hivex(run_dir: Path, config: Any, args: Any) -> int:
     if out.is_dir():
         raise UserError(f"--out {out} is a folder; give a file name like {out / 'eval_hivex.json'}")
     check_writable_dir(out.parent, "output folder")
-    _compilation_cache()
+    enable_compilation_cache()
     from baselines.hivex_eval import evaluate_run_hivex, format_hivex_results, hivex_runs
 
     runs = hivex_runs(config.num_seeds, args.runs)

@@ -17,15 +17,15 @@ from typing import Any
 
 from baselines import checkpoint
 from baselines import distributed as dist
-from baselines.cli import _check_devices, _compilation_cache, _join_processes, _marl_eval_file
-from baselines.config import load_config, validate_env
-from hivex_jax.core.errors import (
-    ArgumentParser,
-    UserError,
-    check_writable_dir,
-    one_line,
-    reports_user_errors,
+from baselines.cli_common import (
+    check_devices,
+    checked_marl_eval_file,
+    enable_compilation_cache,
+    join_processes,
 )
+from baselines.config import load_config, validate_env
+from hivex_jax.cli_support import ArgumentParser, check_writable_dir, reports_user_errors
+from hivex_jax.core.errors import UserError, one_line
 
 
 @reports_user_errors("hivex sweep")
@@ -68,7 +68,7 @@ def sweep_main(argv: list[str]) -> int:
     p.add_argument("overrides", nargs="*", metavar="key=value", help="config changes for every combination")
     dist.add_distributed_args(p)
     args = p.parse_intermixed_args(argv)
-    _join_processes(args, "hivex sweep")
+    join_processes(args, "hivex sweep")
     main = dist.is_main()  # process 0 prints and writes the summary
     grid: list[tuple[str, list[str]]] = []
     for item in args.grid:
@@ -89,12 +89,12 @@ def sweep_main(argv: list[str]) -> int:
     entry_names = list(dict.fromkeys(group_label(label) for label in labels))
     if args.baseline_entry is not None and group_label(args.baseline_entry) not in entry_names:
         raise UserError(f"--baseline-entry {args.baseline_entry!r} is not one of {entry_names}")
-    marl_eval_file = _marl_eval_file(args.marl_eval)
+    marl_eval_file = checked_marl_eval_file(args.marl_eval)
     check_writable_dir(sweep_dir, "sweep folder")
     for config in configs:
         validate_env(config)
-        _check_devices(config)
-    _compilation_cache()
+        check_devices(config)
+    enable_compilation_cache()
     from baselines.guards import NonFiniteError
     from baselines.runner import run_training
 

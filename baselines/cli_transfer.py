@@ -9,16 +9,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from baselines.cli import _compilation_cache, _run_folder_config
+from baselines.cli_common import enable_compilation_cache, run_folder_config
 from baselines.config import validate_env
-from hivex_jax.core.errors import (
-    ArgumentParser,
-    UserError,
-    check_positive,
-    check_writable_dir,
-    reports_user_errors,
-    world_seeds,
-)
+from hivex_jax.cli_support import ArgumentParser, check_positive, check_writable_dir, reports_user_errors
+from hivex_jax.core.errors import UserError, world_seeds
 
 
 def _run_folders(paths: list[str]) -> list[tuple[str, Path]]:
@@ -105,7 +99,7 @@ def transfer_main(argv: list[str]) -> int:
     # every check before anything compiles: run folders, env ids, each cell's overrides
     from baselines.transfer import eval_config
 
-    configs = {label: _run_folder_config(path, []) for label, path in runs}
+    configs = {label: run_folder_config(path, []) for label, path in runs}
     env_ids = {c.env_id for c in configs.values()}
     if len(env_ids) > 1:
         raise UserError(f"the runs train on different envs {sorted(env_ids)}: a matrix compares one env")
@@ -133,7 +127,7 @@ def transfer_main(argv: list[str]) -> int:
             print(f"note: {label} has a newer checkpoint than transfer.json; re-evaluating its cells")
             matrix["cells"].pop(label, None)
         matrix["runs"][label] = {"run_dir": str(path), "checkpoint_step": step}
-    _compilation_cache()
+    enable_compilation_cache()
     from baselines import transfer_matrix as tm
     from baselines.run_files import write_text_atomic
 

@@ -198,9 +198,9 @@ def _reference(matrix: dict, setting: str, name: str) -> str:
 def heatmap(path: Any, matrix: dict) -> Any:
     """transfer.png: fraction of scripted per cell (colour) with mean ± CI written in it; the greedy
     return where no cell has a fraction (no scripted controller, or a non-positive scripted return)."""
-    from hivex_jax.eval.plots import _pyplot, _save
+    from hivex_jax.eval.plots import pyplot, save_figure
 
-    plt = _pyplot()
+    plt = pyplot()
     settings, runs = list(matrix["eval_settings"]), list(matrix["runs"])
     cells = [[matrix["cells"].get(r, {}).get(s) for s in settings] for r in runs]
     any_fraction = any(c and c["fraction_of_scripted"] for row in cells for c in row)
@@ -235,4 +235,4 @@ def heatmap(path: Any, matrix: dict) -> Any:
         fontsize=9,
     )
     fig.tight_layout()
-    return _save(fig, path, dpi=110)
+    return save_figure(fig, path, dpi=110)

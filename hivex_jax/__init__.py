@@ -7,12 +7,12 @@ from hivex_jax.core import (
     Environment,
     check_env,
     debug_checks,
-    make,
     register,
     registered_envs,
     stack_params,
     world_key,
 )
+from hivex_jax.registration import make
 
 __all__ = [
     "Environment",

@@ -24,15 +24,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from hivex_jax.core.errors import (
+from hivex_jax.cli_support import (
     ArgumentParser,
-    UserError,
     check_at_most,
     check_positive,
     check_writable_dir,
     make_checked,
     reports_user_errors,
 )
+from hivex_jax.core.errors import UserError
 
 PEER_ID = "MPE_simple_spread_v3"
 CRAFTAX_PIXELS_ID = "Craftax-Classic-Pixels-v1"
@@ -244,7 +244,8 @@ def _parse(argv: list[str]) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
-def _value(text: str) -> Any:
+def parse_value(text: str) -> Any:
+    """`text` as an int, else a float, else the text itself (a key=value override's value)."""
     for cast in (int, float):
         try:
             return cast(text)
@@ -289,7 +290,7 @@ def main(argv: list[str] | None = None) -> int:
         k, sep, v = item.partition("=")
         if not k or not sep:
             raise UserError(f"expected key=value, got {item!r}")
-        overrides[k] = _value(v)
+        overrides[k] = parse_value(v)
     make_checked(args.env, **overrides)  # unknown id / option / value: fails here, before compiling
     sizes = _batch_sizes(args.batch_sizes) if args.batch_sizes else None
     path = Path(args.json or f"bench_results/{args.env}.json")

@@ -3,10 +3,9 @@
 Sub-commands import their modules lazily so `hivex list` stays fast. train, evaluate, sweep (and
 `bench --train`) belong to the trainer: they are found through the `hivex_jax.commands` entry-point
 group, which the `baselines` package fills (pyproject.toml), so this library imports nothing from it.
-PJRT_NPROC=1 is set here, for every sub-command (the trainer's included), before jax starts a backend
-(jaxlib 0.10.x deadlocks on 2-core CPUs when two batched LAPACK calls run at once).
-A user error (`hivex_jax.core.errors.UserError`) is one line on stderr and exit status 2; a bug keeps
-its traceback.
+`main` calls `prepare_jax` (hivex_jax/cli_support.py: PJRT_NPROC=1) for every sub-command, the
+trainer's included, before jax starts a backend. A user error (`hivex_jax.core.errors.UserError`) is one
+line on stderr and exit status 2; a bug keeps its traceback.
 """
 
 from __future__ import annotations
@@ -17,6 +16,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from hivex_jax.cli_support import prepare_jax
 from hivex_jax.core.errors import UserError, one_line
 
 COMMANDS = ("train", "evaluate", "sweep", "bench", "render", "list", "serve", "transfer", "world")
@@ -36,11 +36,6 @@ commands:
   serve      serve environments over HTTP (sessions, grader); see `hivex serve --help`
   world      export generated worlds to files, check world files; see `hivex world --help`
 """
-
-
-def _prepare_jax() -> None:
-    # the one place the `hivex` command sets it: jax is imported by now, but no backend has started
-    os.environ.setdefault("PJRT_NPROC", "1")
 
 
 def command_plugin(name: str) -> Callable[..., Any]:
@@ -84,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
-    _prepare_jax()
+    prepare_jax()  # jax is imported by now, but no backend has started
     try:
         return _dispatch(command, rest)
     except UserError as exc:  # sub-commands report their own; this catches the rest (e.g. `hivex list x`)

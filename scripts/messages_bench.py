@@ -17,7 +17,7 @@ import time
 
 import jax
 
-from hivex_jax.bench import _value, hivex_runner
+from hivex_jax.bench import hivex_runner, parse_value
 
 
 def main() -> None:
@@ -30,7 +30,7 @@ def main() -> None:
     p.add_argument("options", nargs="+", help="message options as key=value (e.g. message_vocab=4)")
     args = p.parse_args()
     message_options = dict(kv.split("=", 1) for kv in args.options)
-    message_options = {k: _value(v) for k, v in message_options.items()}
+    message_options = {k: parse_value(v) for k, v in message_options.items()}
     variants = {"plain": {}, "messages": message_options}
     compiled = {}
     for name, options in variants.items():

@@ -1,11 +1,13 @@
-"""Core API: the Environment base, spaces, the registry and the conformance checker."""
+"""Core API: the Environment base, spaces, the registry and the conformance checker.
+
+`make` is not here: it composes wrappers from layers above core (`hivex_jax.make`, hivex_jax/registration.py).
+"""
 
 from hivex_jax.core import spaces
 from hivex_jax.core.bounds import debug_checks
 from hivex_jax.core.check import ConformanceError, check_env
 from hivex_jax.core.environment import Environment, EnvState, StepOutput
 from hivex_jax.core.registry import (
-    make,
     register,
     registered_envs,
     spec,
@@ -20,7 +22,6 @@ __all__ = [
     "StepOutput",
     "check_env",
     "debug_checks",
-    "make",
     "register",
     "registered_envs",
     "spaces",

@@ -12,7 +12,7 @@ import numpy as np
 from hivex_jax.eval.stats import mean_ci95
 
 
-def _pyplot() -> Any:
+def pyplot() -> Any:
     """matplotlib.pyplot on the file-only Agg backend (imported lazily: the env API does not need it)."""
     import matplotlib
 
@@ -22,13 +22,13 @@ def _pyplot() -> Any:
     return plt
 
 
-def _save(fig: Any, path: str | Path, dpi: int = 100) -> Path:
+def save_figure(fig: Any, path: str | Path, dpi: int = 100) -> Path:
     """Write `fig` to `path` (folders created) and close it (every plot of the package goes through
     here: the tests read each figure's titles, legends and axis limits at this point)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=dpi)
-    _pyplot().close(fig)
+    pyplot().close(fig)
     return path
 
 
@@ -133,7 +133,7 @@ def learning_curve(
     """Left: a training metric `[seeds, updates]` against env steps; right (if given): the held-out
     evaluation `[seeds, evals]` (or `{label: [seeds, evals]}`) with horizontal reference lines (e.g.
     scripted, random). Mean and 95% CI over seeds (shaded); the number of seeds is in the legend."""
-    plt = _pyplot()
+    plt = pyplot()
 
     train_values = np.atleast_2d(np.asarray(train_values, np.float64))
     seeds = train_values.shape[0]
@@ -175,7 +175,7 @@ def learning_curve(
     if title:
         fig.suptitle(title)
     fig.tight_layout()
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def _policy_returns(results: Mapping[str, Any], name: str) -> np.ndarray:
@@ -190,7 +190,7 @@ def per_world_returns(path: str | Path, results: Mapping[str, Any], title: str =
     """Held-out results of an `eval.json` dict: left, each world's return per policy (trained policies:
     mean and 95% CI over seeds), worlds ordered by the scripted return when there is one, else by the
     first policy's; right, the spread over worlds of each policy's (seed-mean) return as a box plot."""
-    plt = _pyplot()
+    plt = pyplot()
 
     names = list(results["policies"])
     if not names:
@@ -232,7 +232,7 @@ def per_world_returns(path: str | Path, results: Mapping[str, Any], title: str =
     title = "\n".join(t for t in (title, evaluated_setting(results)) if t)
     if title:
         fig.suptitle(title)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def evaluated_setting(results: Mapping[str, Any]) -> str:
@@ -253,7 +253,7 @@ def evaluated_setting(results: Mapping[str, Any]) -> str:
 def sweep_summary(path: str | Path, rows: Sequence[Mapping[str, Any]], title: str = "") -> Path:
     """One row per sweep combination: each policy's held-out return, mean and 95% CI over seeds
     (rows as `hivex sweep` writes them to sweep.json: `combination` plus a summary per policy)."""
-    plt = _pyplot()
+    plt = pyplot()
 
     if not rows:
         raise ValueError("a sweep summary needs at least one combination")
@@ -280,14 +280,14 @@ def sweep_summary(path: str | Path, rows: Sequence[Mapping[str, Any]], title: st
     fig.legend(handles, labels, loc="outside lower center", ncol=len(labels), fontsize=8)
     if title:
         ax.set_title(title)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def plot_aggregates(path: str | Path, aggregates: Mapping[str, Mapping[str, Any]], title: str = "") -> Path:
     """Aggregate-interval plot: one panel per metric (IQM, mean, median, optimality gap), one row per
     entry, the point estimate and its interval (`{entry: {metric: {"point", "ci95"}}}`, as
     `hivex_jax.eval.aggregate` returns them)."""
-    plt = _pyplot()
+    plt = pyplot()
 
     if not aggregates:
         raise ValueError("an aggregate plot needs at least one entry")
@@ -312,13 +312,13 @@ def plot_aggregates(path: str | Path, aggregates: Mapping[str, Mapping[str, Any]
     fig.supxlabel("score (bar: rliable stratified bootstrap 95% CI; tick: point estimate)", fontsize=9)
     if title:
         fig.suptitle(title)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def plot_performance_profiles(path: str | Path, profiles: Mapping[str, Any], title: str = "") -> Path:
     """Performance profiles: the fraction of (seed, world) scores above each threshold, per entry, with
     its 95% CI band (`{"tau": [...], entry: {"fraction_above", "ci95_low", "ci95_high"}}`)."""
-    plt = _pyplot()
+    plt = pyplot()
 
     taus = np.asarray(profiles["tau"], np.float64)
     names = [k for k in profiles if k != "tau"]
@@ -336,4 +336,4 @@ def plot_performance_profiles(path: str | Path, profiles: Mapping[str, Any], tit
     ax.legend(fontsize=8, title="band: stratified bootstrap 95% CI", title_fontsize=8)
     if title:
         ax.set_title(title)
-    return _save(fig, path)
+    return save_figure(fig, path)

@@ -10,17 +10,16 @@ import argparse
 import time
 from pathlib import Path
 
-from hivex_jax.core.errors import (
+from hivex_jax.cli_support import (
     ArgumentParser,
-    UserError,
     check_at_most,
     check_positive,
     check_world_seed,
     check_writable_dir,
     make_checked,
     reports_user_errors,
-    user_input,
 )
+from hivex_jax.core.errors import UserError, user_input
 
 
 def _parser() -> argparse.ArgumentParser:

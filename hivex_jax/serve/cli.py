@@ -8,7 +8,8 @@ import os
 import sys
 from collections.abc import Callable
 
-from hivex_jax.core.errors import ArgumentParser, UserError, check_positive, reports_user_errors
+from hivex_jax.cli_support import ArgumentParser, check_positive, reports_user_errors
+from hivex_jax.core.errors import UserError
 
 TOKEN_VARIABLE = "HIVEX_SERVE_TOKEN"
 

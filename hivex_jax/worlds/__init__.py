@@ -7,7 +7,7 @@ package's `worlds.py` exports them (`world_fields`) and imports them (`apply_wor
 from hivex_jax.worlds import stress
 from hivex_jax.worlds.fields import FieldSpec, field_specs, worlds_module
 from hivex_jax.worlds.files import load_world, save_world, world_of_seed, world_shapes
-from hivex_jax.worlds.stress import StressWorlds, stress_names, stress_pool, with_stress_worlds
+from hivex_jax.worlds.stress import StressWorlds, stress_names, with_stress_worlds
 from hivex_jax.worlds.wrapper import GENERATED, FileWorlds, load_worlds, with_file_worlds
 
 __all__ = [
@@ -21,7 +21,6 @@ __all__ = [
     "save_world",
     "stress",
     "stress_names",
-    "stress_pool",
     "with_file_worlds",
     "with_stress_worlds",
     "world_of_seed",

@@ -6,13 +6,8 @@ import argparse
 
 import numpy as np
 
-from hivex_jax.core.errors import (
-    ArgumentParser,
-    check_world_seed,
-    check_writable_dir,
-    reports_user_errors,
-    user_input,
-)
+from hivex_jax.cli_support import ArgumentParser, check_world_seed, check_writable_dir, reports_user_errors
+from hivex_jax.core.errors import user_input
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -85,15 +85,6 @@ def with_stress_worlds(env: Any, names: Sequence[str] | None = None) -> Any:
     return StressWorlds(env, names)
 
 
-def stress_pool(env_id: str, names: Sequence[str] | None = None, **make_kwargs: Any) -> tuple[Any, Any]:
-    """`(env, params)`: `hivex_jax.make(env_id, **make_kwargs)` whose every reset is a stress world
-    (`names`, default all); reset it with `world_key(s)` for s in `STRESS_SEEDS`."""
-    import hivex_jax
-
-    env, params = hivex_jax.make(env_id, **make_kwargs)
-    return with_stress_worlds(env, names), params
-
-
 def stress_world_of_seed(env: Any, params: Any, name: str, seed: int) -> dict[str, np.ndarray]:
     """World fields of stress world `name` at world seed `seed` (for `hivex world export --stress`)."""
     raw = getattr(env, "unwrapped", env)

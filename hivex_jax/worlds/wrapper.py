@@ -184,11 +184,8 @@ def wrap_worlds(env: Any, params: Any, world_files: Any = None, stress_worlds: A
         worlds = load_worlds(expand_world_paths(world_files), env, params)
         env = with_file_worlds(env, worlds, params)
     if stress_worlds:
-        from hivex_jax.worlds.stress import StressWorlds
+        from hivex_jax.worlds.stress import with_stress_worlds
 
         names = None if stress_worlds == "all" else [s.strip() for s in str(stress_worlds).split(",") if s]
-        if isinstance(env, FrameStack):
-            env = FrameStack(StressWorlds(env.env, names), env.stacks)
-        else:
-            env = StressWorlds(env, names)
+        env = with_stress_worlds(env, names)
     return env

@@ -1,7 +1,7 @@
 """Shared setup of the trainer tests: the tiny test environment, and compile-time savers.
 
 - XLA's LLVM optimisation level 1 (set before the backend starts, unless XLA_FLAGS already chooses
-  one): ~40% less compile time at the same run time (see baselines/cli.py).
+  one): ~40% less compile time at the same run time (see baselines/cli_common.py).
 - A compilation cache in a temporary folder for this session, so identical programs built by
   different `make_train` calls (e.g. a run and its resumed copy) compile once.
 """

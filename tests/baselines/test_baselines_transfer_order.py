@@ -24,7 +24,7 @@ def stubbed(monkeypatch, tmp_path):
     run = tmp_path / "sweep" / "a"
     run.mkdir(parents=True)
     run.joinpath("config.yaml").write_text(yaml.safe_dump({"env_id": "WindFarmControl-v0", "num_seeds": 2}))
-    monkeypatch.setattr("baselines.cli_transfer._run_folder_config", _config)
+    monkeypatch.setattr("baselines.cli_transfer.run_folder_config", _config)
     monkeypatch.setattr(checkpoint, "latest_step", lambda run_dir: 7)
     monkeypatch.setattr(tm, "load", lambda label, run_dir: _Loaded(label, run_dir))
     monkeypatch.setattr(tm, "group_key", lambda run, evaluated: "one")
@@ -38,14 +38,14 @@ def stubbed(monkeypatch, tmp_path):
         }
 
     monkeypatch.setattr(tm, "evaluate_group", evaluate_group)
-    real = plots._save
+    real = plots.save_figure
 
     def save(fig, path, dpi=100):
         fig.canvas.draw()
         columns.append([t.get_text() for t in fig.axes[0].get_xticklabels()])
         return real(fig, path, dpi)
 
-    monkeypatch.setattr(plots, "_save", save)
+    monkeypatch.setattr(plots, "save_figure", save)
     return tmp_path / "sweep", evaluated, columns
 
 

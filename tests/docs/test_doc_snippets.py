@@ -368,7 +368,8 @@ def check_parsed(parsed: Parsed) -> None:
     """What parsing alone leaves unchecked: config keys and values, env ids and options (no compiling)."""
     from baselines.config import load_config, validate_env
     from baselines.config_values import parse_overrides
-    from hivex_jax.core.errors import make_checked, world_seeds
+    from hivex_jax.cli_support import make_checked
+    from hivex_jax.core.errors import world_seeds
 
     ns = parsed.namespace
     overrides = getattr(ns, "overrides", None) or []

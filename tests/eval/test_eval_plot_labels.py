@@ -21,7 +21,7 @@ def _texts(legend) -> list[str]:
 def saved(monkeypatch):
     """Every figure the package saves, described as it is written: titles, legends, axis limits, ticks."""
     figures = []
-    real = plots._save
+    real = plots.save_figure
 
     def describe_and_save(fig, path, dpi=100):
         fig.canvas.draw()  # tick labels are set at draw time
@@ -38,7 +38,7 @@ def saved(monkeypatch):
         )
         return real(fig, path, dpi)
 
-    monkeypatch.setattr(plots, "_save", describe_and_save)
+    monkeypatch.setattr(plots, "save_figure", describe_and_save)
     return figures
 
 

@@ -10,7 +10,7 @@ import pytest
 import hivex_jax
 from hivex_jax.core.seeding import world_key
 from hivex_jax.envs import BUNDLED_ENV_IDS
-from hivex_jax.worlds.stress import StressWorlds, stress_names, stress_pool
+from hivex_jax.worlds.stress import StressWorlds, stress_names
 
 SEEDS = (9000, 9001, 9002)
 
@@ -167,8 +167,8 @@ CHECKS = {
 }
 
 
-def test_stress_pool_wraps_under_frame_stacking():
-    env, params = stress_pool("OceanPlasticCollection-v0", names=["far_corner"])
+def test_stress_worlds_wrap_under_frame_stacking():
+    env, params = hivex_jax.make("OceanPlasticCollection-v0", stress_worlds="far_corner")
     assert stress_names(env) == ("trash_fronts", "far_corner")
     obs, state = jax.jit(env.reset)(world_key(9000), params)
     assert obs["vector"].shape[-1] == 2 * env.unwrapped.observation_space(params)["vector"].shape[-1]

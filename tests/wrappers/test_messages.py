@@ -9,12 +9,11 @@ import numpy as np
 import pytest
 
 import hivex_jax
-from hivex_jax.core import registry
 from hivex_jax.core.errors import UserError
 from hivex_jax.envs import BUNDLED_ENV_IDS
 from hivex_jax.envs.wildfire_resource_management import generator as wrm_generator
 from hivex_jax.wrappers import MessageChannel
-from hivex_jax.wrappers.messages import MESSAGE_OPTIONS, all_others_senders
+from hivex_jax.wrappers.messages import all_others_senders
 
 WRM = "WildfireResourceManagement-v0"
 WFC = "WindFarmControl-v0"
@@ -58,7 +57,6 @@ def test_make_without_options_adds_no_wrapper():
     assert type(env).__name__ == "WindFarmControl"
     env, _ = hivex_jax.make(WRM)
     assert type(env).__name__ == "FrameStack"
-    assert MESSAGE_OPTIONS == registry._MESSAGE_OPTIONS
 
 
 def test_make_puts_the_channel_outside_frame_stacking_and_world_wrappers():
