@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import os
+import time
+from typing import Any
 
-os.environ.setdefault("PJRT_NPROC", "1")  # before jax starts (2-core CPU deadlock, see baselines/cli.py)
+import jax
 
-import time  # noqa: E402
-from typing import Any  # noqa: E402
+from hivex_jax.cli_support import prepare_jax
 
-import jax  # noqa: E402
+prepare_jax()  # PJRT_NPROC before jax starts a backend (`python -m baselines.bench`)
 
 
 def train_throughput(config_path: str | None, overrides: list[str], num_updates: int) -> dict[str, Any]:

@@ -1,7 +1,7 @@
-"""Imported first by the scripts: the one place they set PJRT_NPROC=1, before jax starts a backend
-(jaxlib 0.10.x deadlocks on 2-core CPUs when two batched LAPACK calls run at once). The `hivex` command
-sets it in `hivex_jax.cli`, the tests in tests/conftest.py."""
+"""Imported first by the scripts: `prepare_jax()` (PJRT_NPROC=1 unless set) before jax starts a backend,
+as the `hivex` command does (hivex_jax/cli_support.py, the one place the code sets it; jaxlib 0.10.x
+deadlocks on 2-core CPUs when two batched LAPACK calls run at once)."""
 
-import os
+from hivex_jax.cli_support import prepare_jax
 
-os.environ.setdefault("PJRT_NPROC", "1")
+prepare_jax()

@@ -12,9 +12,9 @@ magnitude, and keep the headroom the configs state.
 
 from __future__ import annotations
 
-import os
+from hivex_jax.cli_support import prepare_jax
 
-os.environ.setdefault("PJRT_NPROC", "1")  # before jax starts (2-core CPU deadlock, see baselines/cli.py)
+prepare_jax()  # PJRT_NPROC before jax starts a backend (hivex_jax/cli_support.py)
 
 import argparse  # noqa: E402
 import json  # noqa: E402

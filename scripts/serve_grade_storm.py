@@ -36,7 +36,7 @@ def free_port() -> int:
 def start_server(port: int) -> subprocess.Popen:
     cmd = [sys.executable, "-m", "hivex_jax", "serve", "--port", str(port), "--env", WFC, "--env", AWS]
     cmd += ["--max-sessions", "128", "--initial-slots", "64"]
-    env = {**os.environ, "PJRT_NPROC": "1", "JAX_PLATFORMS": "cpu"}
+    env = {**os.environ, "JAX_PLATFORMS": "cpu"}  # `hivex` sets PJRT_NPROC itself
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     for _ in range(1500):

@@ -35,7 +35,7 @@ raise SystemExit(train_main(sys.argv[2:]))
 
 
 def _train_process(args: list[str], commit_delay_s: float | None = None) -> subprocess.Popen:
-    env = dict(os.environ, PJRT_NPROC="1", JAX_PLATFORMS="cpu")
+    env = dict(os.environ, JAX_PLATFORMS="cpu")
     env["HIVEX_JAX_CACHE_DIR"] = jax.config.jax_compilation_cache_dir or ""  # this session's programs
     if commit_delay_s is not None:
         env[checkpoint.COMMIT_DELAY_ENV] = str(commit_delay_s)

@@ -54,7 +54,6 @@ def test_four_cpu_devices_match_one_device():
     env = dict(os.environ)
     env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=4").strip()
     env["JAX_PLATFORMS"] = "cpu"
-    env["PJRT_NPROC"] = "1"
     cache = jax.config.jax_compilation_cache_dir  # share compiled programs with this session
     if cache:
         env["JAX_COMPILATION_CACHE_DIR"] = cache

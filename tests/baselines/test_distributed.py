@@ -59,7 +59,7 @@ def _slurm_job_id_on_a_free_port() -> int:
 
 def _env(tmp_path: Path) -> dict[str, str]:
     env = dict(os.environ)
-    env.update(PJRT_NPROC="1", JAX_PLATFORMS="cpu", HIVEX_JAX_CACHE_DIR=str(tmp_path / "xla_cache"))
+    env.update(JAX_PLATFORMS="cpu", HIVEX_JAX_CACHE_DIR=str(tmp_path / "xla_cache"))
     env.pop("XLA_FLAGS", None)  # no forced device count inherited: --local-devices says it
     return env
 

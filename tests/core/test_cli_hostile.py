@@ -4,7 +4,6 @@ damaged files. Each is refused in one line on stderr with exit status 2 and no t
 anything long starts: training, evaluation, benchmarking, rendering and the server are replaced by
 functions that fail the test if reached. Cases run in-process (a few through a real subprocess)."""
 
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -247,7 +246,6 @@ def test_hostile_invocation_in_a_real_process(argv, tmp_path):
         text=True,
         timeout=240,
         cwd=tmp_path,
-        env={**os.environ, "PJRT_NPROC": "1"},
     )
     assert out.returncode == 2, out.stderr[-2000:]
     assert "Traceback" not in out.stderr

@@ -46,7 +46,7 @@ def free_port() -> int:
 @pytest.fixture(scope="module")
 def base_url():
     port = free_port()
-    env = {**os.environ, "PJRT_NPROC": "1", "JAX_PLATFORMS": "cpu"}
+    env = {**os.environ, "JAX_PLATFORMS": "cpu"}
     cmd = [sys.executable, "-m", "hivex_jax", "serve", "--port", str(port), "--env", WFC, "--env", AWS]
     cmd += ["--max-sessions", str(MAX_SESSIONS), "--max-sessions-per-client", str(PER_CLIENT)]
     cmd += ["--max-pools", str(MAX_POOLS), "--allow-static-options", "--max-grade-steps", str(GRADE_CAP)]

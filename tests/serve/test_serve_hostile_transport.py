@@ -44,7 +44,7 @@ def server():
     """(base url, port, pid) of `hivex serve` bound to 127.0.0.1 with a token from the environment, one
     extra allowed Host name and a short read timeout."""
     port = free_port()
-    env = {**os.environ, "PJRT_NPROC": "1", "JAX_PLATFORMS": "cpu", "HIVEX_SERVE_TOKEN": TOKEN}
+    env = {**os.environ, "JAX_PLATFORMS": "cpu", "HIVEX_SERVE_TOKEN": TOKEN}
     cmd = [sys.executable, "-m", "hivex_jax", "serve", "--port", str(port), "--env", ENV_ID]
     cmd += ["--read-timeout", str(READ_TIMEOUT_S), "--allowed-host", "hivex.test"]
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)

@@ -39,7 +39,7 @@ def free_port() -> int:
 @pytest.fixture(scope="module")
 def base_url():
     port = free_port()
-    env = {**os.environ, "PJRT_NPROC": "1", "JAX_PLATFORMS": "cpu"}
+    env = {**os.environ, "JAX_PLATFORMS": "cpu"}
     # slots for every session the tests open at once (the 32 concurrent ones plus a few), so one program;
     # a wide batch window so the concurrent test's batches are whole even on a loaded CPU
     cmd = [sys.executable, "-m", "hivex_jax", "serve", "--port", str(port), "--env", ENV_ID]
