@@ -253,3 +253,32 @@ def test_core_names_no_adapter_and_namespaced_ids_still_resolve():
         env={**__import__("os").environ, "JAX_PLATFORMS": "cpu"},
     )
     assert result.returncode == 0, result.stderr[-2000:]
+
+
+def pjrt_nproc_setters() -> set[str]:
+    """Files that set PJRT_NPROC: a Python file naming it as a string or keyword (`environ.setdefault(
+    "PJRT_NPROC", ...)`, `{**os.environ, "PJRT_NPROC": ...}`, `dict(..., PJRT_NPROC=...)`; docstrings that
+    show `PJRT_NPROC=1 python ...` are text, not settings), or a shell/config line outside a comment."""
+    found = set()
+    for path in ROOT.rglob("*"):
+        parts = path.relative_to(ROOT).parts
+        hidden = any(p.startswith(".") and p != ".ci" for p in parts)  # .venv, .git, caches
+        if hidden or not path.is_file() or path == Path(__file__):
+            continue
+        name = str(path.relative_to(ROOT))
+        if path.suffix == ".py":
+            for node in ast.walk(ast.parse(path.read_text(), name)):
+                named = isinstance(node, ast.Constant) and node.value == "PJRT_NPROC"
+                if named or (isinstance(node, ast.keyword) and node.arg == "PJRT_NPROC"):
+                    found.add(name)
+        elif path.suffix in (".sh", ".toml", ".cfg", ".ini") or name == ".ci/run":
+            lines = path.read_text().splitlines()
+            if any("PJRT_NPROC" in line.split("#")[0] for line in lines):
+                found.add(name)
+    return found
+
+
+def test_pjrt_nproc_is_set_in_two_places():
+    """One place for the code (the `hivex` command, the trainer's commands, the scripts call it) and one
+    for the tests, whose child processes inherit it: no copy to keep in step."""
+    assert pjrt_nproc_setters() == {"hivex_jax/cli_support.py", "tests/conftest.py"}
