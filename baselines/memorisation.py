@@ -27,14 +27,9 @@ from baselines.cli_common import enable_compilation_cache  # also sets how jax s
 from baselines.config import load_config, validate_env
 from baselines.memorisation_report import STATISTIC, gap, markdown, plot, side
 from baselines.study import ROOT, CellError, ResultsFile, StudyCell, run_cells
+from hivex_jax.eval.hivex_cells import HIVEX_ENVS
 
-SHORT_NAMES = {
-    "wfc": "WindFarmControl-v0",
-    "wrm": "WildfireResourceManagement-v0",
-    "dbr": "DroneBasedReforestation-v0",
-    "opc": "OceanPlasticCollection-v0",
-    "aws": "AerialWildfireSuppression-v0",
-}
+SHORT_NAMES = {env.short: env_id for env_id, env in HIVEX_ENVS.items()}
 #: what a resumed probe must share with the file it continues
 HEADER_KEYS = ("env_id", "config", "overrides", "num_seeds", "heldout_worlds", "train_base", "max_train_eval")
 

@@ -17,16 +17,11 @@ from __future__ import annotations
 
 import re
 
+from hivex_jax.eval.hivex_cells import HIVEX_ENVS
 from hivex_jax.eval.hivex_published import NO_LEVEL
 
 #: reference §3 subsection title -> registered env id
-ENV_IDS = {
-    "Wind Farm Control": "WindFarmControl-v0",
-    "Wildfire Resource Management": "WildfireResourceManagement-v0",
-    "Drone-Based Reforestation": "DroneBasedReforestation-v0",
-    "Ocean Plastic Collection": "OceanPlasticCollection-v0",
-    "Aerial Wildfire Suppression": "AerialWildfireSuppression-v0",
-}
+ENV_IDS = {env.name: env_id for env_id, env in HIVEX_ENVS.items()}
 CUMULATIVE_REWARD = "Environment/Cumulative Reward"
 
 #: title prefix -> table kind (checked in order)
