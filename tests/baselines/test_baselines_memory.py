@@ -99,3 +99,30 @@ def test_hivex_train_refuses_before_allocating_and_says_why(compiled, tmp_path, 
     assert "the host has 0.0 GiB" in err[0]
     assert not (tmp_path / "big" / "checkpoints").exists()  # nothing was initialised or saved
     assert population.compiled is None  # refused: a later call in this process checks again
+
+
+def test_abstract_state_traces_one_init_for_any_seed_count():
+    # 4,096 seeds used to trace 4,096 inits (minutes) before the memory check could refuse the run
+    from baselines.common import stack_trees
+    from baselines.population import Population
+    from baselines.ppo import make_train
+
+    population = Population(make_train(load_config(None, [*TINY, "num_seeds=3"])))
+    train, calls = population.train, []
+
+    class CountingTrain:
+        def __getattr__(self, name):
+            return getattr(train, name)
+
+        def init(self, key):
+            calls.append(key)
+            return train.init(key)
+
+    population.train = CountingTrain()
+    abstract = population.abstract_state()
+    assert len(calls) == 1
+    keys = population.seed_keys(0)
+    stacked = jax.eval_shape(lambda: stack_trees([train.init(k) for k in keys]))  # what it was
+    assert jax.tree.map(lambda a: (a.shape, a.dtype), abstract) == jax.tree.map(
+        lambda a: (a.shape, a.dtype), stacked
+    )
