@@ -58,47 +58,56 @@ def make(id: str, **overrides: Any) -> tuple[Any, Any]:
     env = factory(**{**s.kwargs, **static})
     params = env.default_params()
     if dynamic:
-        param_names = {f.name for f in dataclasses.fields(params)}
-        if "level" in dynamic and "level" not in param_names:  # the CLI's and configs' name for it
-            if env.level_field is None:
-                raise TypeError(f"{id}: has no level (HIVEX gave it none); drop level={dynamic['level']!r}")
-            if env.level_field in dynamic:
-                raise TypeError(f"{id}: give level or {env.level_field}, not both (the same field)")
-            dynamic[env.level_field] = dynamic.pop("level")
-        unknown = sorted(set(dynamic) - param_names)
-        fixed = bounds.declared_fixed_options(env.params_type)
-        for name in (u for u in unknown if u in fixed):  # e.g. WRM's 9 towers: say so, list nothing
-            raise TypeError(f"{id} {fixed[name]}: {name} is not an option")
-        if unknown:
-            options = sorted(ctor_names | param_names)
-            close = {u: difflib.get_close_matches(u, options, n=2) for u in unknown}
-            raise TypeError(
-                f"{id}: unknown option(s) {unknown}"
-                + "".join(f" ({u!r}: did you mean {c}?)" for u, c in close.items() if c)
-                + f". Static options: {sorted(ctor_names)}; EnvParams fields: the "
-                f"{len(param_names)} fields of {type(params).__name__} (env.params_type, env.param_bounds)"
-            )
-        table = env.param_bounds
-        cast = {}
-        for k, v in dynamic.items():
-            old = getattr(params, k)
-            if not hasattr(old, "dtype"):
-                cast[k] = v
-                continue
-            dtype = jnp.result_type(old)
-            if k in table and not bounds.fits_dtype(v, dtype):
-                # 2**40, 1e308 or inf for an int32 field (1e39 for a float32 one) cannot be cast: it is
-                # outside the field's bounds, which lie inside its dtype, so say that
-                raise ValueError(bounds.bound_violation(k, v, *table[k], id))
-            cast[k] = jnp.asarray(v, dtype=dtype)
-        if "task" in cast:
-            env.variant_params(params, task=int(cast["task"]))  # validates the id
-        if env.level_field in cast:
-            env.variant_params(params, level=int(cast[env.level_field]))
-        params = params.replace(**cast)
-        env.validate_params(params)  # every field inside its documented bounds (hivex_jax.core.bounds)
+        params = _with_dynamic_options(id, env, params, dynamic, ctor_names)
     if world_files or stress_worlds:
         env = wrap_worlds(env, params, world_files, stress_worlds)
     if any(v is not None for v in message_options.values()):
         env = wrap_messages(env, message_options)
     return env, params
+
+
+def _with_dynamic_options(
+    id: str, env: Any, params: Any, dynamic: dict[str, Any], ctor_names: set[str]
+) -> Any:
+    """`params` with the `EnvParams` fields in `dynamic` set (cast to each field's dtype, `level` naming
+    the env's level field), or a TypeError/ValueError naming what is unknown or out of bounds."""
+    param_names = {f.name for f in dataclasses.fields(params)}
+    if "level" in dynamic and "level" not in param_names:  # the CLI's and configs' name for it
+        if env.level_field is None:
+            raise TypeError(f"{id}: has no level (HIVEX gave it none); drop level={dynamic['level']!r}")
+        if env.level_field in dynamic:
+            raise TypeError(f"{id}: give level or {env.level_field}, not both (the same field)")
+        dynamic[env.level_field] = dynamic.pop("level")
+    unknown = sorted(set(dynamic) - param_names)
+    fixed = bounds.declared_fixed_options(env.params_type)
+    for name in (u for u in unknown if u in fixed):  # e.g. WRM's 9 towers: say so, list nothing
+        raise TypeError(f"{id} {fixed[name]}: {name} is not an option")
+    if unknown:
+        options = sorted(ctor_names | param_names)
+        close = {u: difflib.get_close_matches(u, options, n=2) for u in unknown}
+        raise TypeError(
+            f"{id}: unknown option(s) {unknown}"
+            + "".join(f" ({u!r}: did you mean {c}?)" for u, c in close.items() if c)
+            + f". Static options: {sorted(ctor_names)}; EnvParams fields: the "
+            f"{len(param_names)} fields of {type(params).__name__} (env.params_type, env.param_bounds)"
+        )
+    table = env.param_bounds
+    cast = {}
+    for k, v in dynamic.items():
+        old = getattr(params, k)
+        if not hasattr(old, "dtype"):
+            cast[k] = v
+            continue
+        dtype = jnp.result_type(old)
+        if k in table and not bounds.fits_dtype(v, dtype):
+            # 2**40, 1e308 or inf for an int32 field (1e39 for a float32 one) cannot be cast: it is
+            # outside the field's bounds, which lie inside its dtype, so say that
+            raise ValueError(bounds.bound_violation(k, v, *table[k], id))
+        cast[k] = jnp.asarray(v, dtype=dtype)
+    if "task" in cast:
+        env.variant_params(params, task=int(cast["task"]))  # validates the id
+    if env.level_field in cast:
+        env.variant_params(params, level=int(cast[env.level_field]))
+    params = params.replace(**cast)
+    env.validate_params(params)  # every field inside its documented bounds (hivex_jax.core.bounds)
+    return params
