@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from baselines import extensions
 from baselines.config import PPOConfig
 
 METRIC_NAMES = (
@@ -30,13 +31,13 @@ METRIC_NAMES = (
     "test_return_greedy",
     "test_return_stochastic",
 )
-#: columns a run with a training-time teacher (`teacher_coef > 0`) adds after METRIC_NAMES
-TEACHER_METRIC_NAMES = ("teacher_loss", "teacher_fraction")
+#: columns the auxiliary losses of `baselines.extensions` can add after METRIC_NAMES (the teacher's)
+AUXILIARY_METRIC_NAMES = extensions.AUXILIARY_METRIC_NAMES
 
 
 def metric_names(config: PPOConfig) -> tuple[str, ...]:
     """The per-seed metric columns of `config`'s metrics.csv."""
-    return METRIC_NAMES + (TEACHER_METRIC_NAMES if config.teacher_coef > 0 else ())
+    return METRIC_NAMES + extensions.metric_names(config)
 
 
 def write_text_atomic(path: Path, text: str) -> None:
@@ -116,7 +117,7 @@ class MetricsCSV:
 def per_update_metrics(raw: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """Chunk metrics `[S, K]` -> the CSV's metrics (episode means from sums; NaN if none ended; the
     held-out test returns NaN until an evaluation fills the chunk's last update)."""
-    out = {k: v for k, v in raw.items() if k in METRIC_NAMES + TEACHER_METRIC_NAMES}
+    out = {k: v for k, v in raw.items() if k in METRIC_NAMES + AUXILIARY_METRIC_NAMES}
     episodes = raw["episodes"]
     with np.errstate(invalid="ignore", divide="ignore"):
         out["episode_return"] = np.where(episodes > 0, raw["episode_return_sum"] / episodes, np.nan)

@@ -50,13 +50,15 @@ def test_rollout_records_the_scripted_action_on_the_observation_acted_on(monkeyp
     per_step = jax.vmap(jax.vmap(scripted_policy, (0, None)), (0, None))  # [T, N, A, ...]
     expected = per_step(traj.obs, TinyEnv().default_params())
     for part in ("continuous", "discrete"):
-        np.testing.assert_array_equal(np.asarray(traj.teacher_action[part]), np.asarray(expected[part]))
-    assert np.asarray(traj.teacher_mask).all()  # teacher_where=all: every decision
+        np.testing.assert_array_equal(
+            np.asarray(traj.extras["teacher_action"][part]), np.asarray(expected[part])
+        )
+    assert np.asarray(traj.extras["teacher_mask"]).all()  # teacher_where=all: every decision
 
     monkeypatch.setattr(TinyEnv, "scripted_safety_mask", staticmethod(_left_of_goal), raising=False)
     _, traj = _rollout(teacher_coef=1.0, teacher_where="safety")
     mask = np.asarray(traj.obs["vector"][..., 0] < traj.obs["vector"][..., 1])
-    np.testing.assert_array_equal(np.asarray(traj.teacher_mask), mask)
+    np.testing.assert_array_equal(np.asarray(traj.extras["teacher_mask"]), mask)
     assert 0 < mask.mean() < 1  # the test can tell "safety" from "all"
 
 

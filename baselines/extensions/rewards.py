@@ -1,0 +1,48 @@
+"""Training-reward transforms: reward-term re-weighting with its anneal (`train_reward_weights`) and
+reward sharing among an env's agents (`train_reward_sharing`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+from baselines.common import share_rewards
+from baselines.config import PPOConfig
+
+
+class RewardReweighting:
+    """The training reward as the env's raw reward terms under other weights: the given ones (unnamed
+    terms keep the env's task weight), moving linearly to the env's weights at update
+    `train_reward_weights_anneal_updates` (0: no anneal)."""
+
+    def __init__(self, config: PPOConfig, env: Any, env_params: Any):
+        names, given = env.reward_term_names, config.train_reward_weights
+        self.env_weights = jnp.asarray(env_params.task_weights[env_params.task], jnp.float32)
+        named = jnp.asarray([n in given for n in names])
+        values = jnp.asarray([float(given.get(n, 0.0)) for n in names], jnp.float32)
+        self.start_weights = jnp.where(named, values, self.env_weights)
+        self.anneal_updates = config.train_reward_weights_anneal_updates
+
+    def weights(self, update: jax.Array) -> jax.Array:
+        """f32[terms] at this update."""
+        if self.anneal_updates <= 0:
+            return self.start_weights
+        frac = jnp.minimum(update.astype(jnp.float32) / self.anneal_updates, 1.0)
+        return self.start_weights + (self.env_weights - self.start_weights) * frac
+
+    def __call__(self, info: dict, reward: jax.Array, active: jax.Array, update: jax.Array) -> jax.Array:
+        """The re-weighted sum of `info["raw_reward_terms"]` f32[N, A, terms]."""
+        return jnp.sum(info["raw_reward_terms"] * self.weights(update), axis=-1)
+
+
+class RewardSharing:
+    """Each agent also earns a share of its env's mean reward over the active agents (a team reward)."""
+
+    def __init__(self, share: float):
+        self.share = share
+
+    def __call__(self, info: dict, reward: jax.Array, active: jax.Array, update: jax.Array) -> jax.Array:
+        """`(1 - share) r_i + share * mean_active(r)`, 0 for inactive agents (`common.share_rewards`)."""
+        return share_rewards(reward, active, self.share)
