@@ -1,5 +1,7 @@
-"""Layers only point down: core <- procgen <- envs <- wrappers <- eval / interop <- the `hivex` command;
-the trainer (`baselines`) sits on top and the library imports nothing from it.
+"""Layers only point down, with no exception: core <- procgen <- envs <- wrappers, worlds <- `make`
+(hivex_jax/registration.py) <- eval / interop <- the `hivex` command; the trainer (`baselines`) sits on
+top and the library imports nothing from it. No module imports a private name of another, and
+PJRT_NPROC is set in two places.
 
 Every `import` statement of every module file (including imports inside functions, which run later but
 are dependencies all the same) is read with `ast`: cheap, and complete where a runtime `sys.modules`
