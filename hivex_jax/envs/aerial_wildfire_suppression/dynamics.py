@@ -13,6 +13,8 @@ uniform per cell per step serves all three (a cell is in one state at a time).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, NamedTuple
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -25,6 +27,7 @@ from hivex_jax.envs.aerial_wildfire_suppression.generator import (
 from hivex_jax.envs.aerial_wildfire_suppression.params import (
     BURNING,
     BURNT,
+    EVERY_STEP,
     HEALTHY,
     PICKUP_EQ50_LITERAL,
     WET,
@@ -32,6 +35,9 @@ from hivex_jax.envs.aerial_wildfire_suppression.params import (
 )
 from hivex_jax.procgen.fire import NEIGHBOUR_OFFSETS
 from hivex_jax.procgen.noise import hash_uniform
+
+if TYPE_CHECKING:
+    from hivex_jax.envs.aerial_wildfire_suppression.env import AerialWildfireState
 
 #: unit direction (x, z) of spread from each neighbour to the cell, f32[8, 2]
 SPREAD_DIRECTIONS = np.asarray(
@@ -248,3 +254,110 @@ def tree_counts(cells: jax.Array) -> jax.Array:
     unburnt = (cells == HEALTHY) | (cells == WET)
     packed = jnp.sum((cells == BURNING).astype(jnp.int32) + (unburnt.astype(jnp.int32) << 16))
     return jnp.stack([packed >> 16, packed & 0xFFFF])
+
+
+# --------------------------------------------------------------------------------- one decision
+# The step's mechanics in order: the planes move, the fire advances, the events are read off. Each hands
+# the next a small NamedTuple.
+
+
+class Planes(NamedTuple):
+    """The planes after this step's flight (bool / f32 [A, ...])."""
+
+    position: jax.Array
+    heading: jax.Array
+    crashed: jax.Array
+    dropping: jax.Array
+    picked_up: jax.Array
+    holding: jax.Array
+    in_zone: jax.Array
+
+
+class Fire(NamedTuple):
+    """The island after this step's drops and fire spread."""
+
+    cells: jax.Array  # uint8[G, G]
+    counts: jax.Array  # i32[2], (unburnt, burning) trees
+    prepared: jax.Array  # f32[A], trees wetted ahead of the fire
+    extinguished: jax.Array  # f32[A], burning trees put out
+
+
+class Events(NamedTuple):
+    """This step's reward events (bool[] for the island, bool[A] per plane)."""
+
+    fire_out: jax.Array
+    village: jax.Array
+    fire_near: jax.Array
+    find_fire: jax.Array
+    village_near: jax.Array
+    find_village: jax.Array
+
+
+def move_planes(state: AerialWildfireState, action: dict, params: AerialWildfireParams) -> Planes:
+    """Planes fly, crash at the border, drop and refill water (inactive planes keep their state)."""
+    alive = state.alive
+    position, heading = fly(state.position, state.heading, action["continuous"][:, 0], alive, params)
+    dropping = alive & (action["discrete"][:, 0] == 1) & state.holding
+    zone = in_pickup_zone(position, params)
+    kept = state.holding & ~dropping
+    picked_up = alive & jnp.where(params.pickup_requires_empty_tank > 0, zone & ~kept, zone & ~state.in_zone)
+    return Planes(
+        position=position,
+        heading=heading,
+        crashed=alive & outside_border(position, params),
+        dropping=dropping,
+        picked_up=picked_up,
+        holding=jnp.where(alive, kept | zone, state.holding),
+        in_zone=jnp.where(alive, zone, state.in_zone),
+    )
+
+
+def advance_fire(
+    key: jax.Array,
+    state: AerialWildfireState,
+    planes: Planes,
+    params: AerialWildfireParams,
+    drop_half: int,
+    grid_size: int,
+) -> Fire:
+    """Water lands (trees credited as prepared / extinguished), then the fire evolves one step.
+    `drop_half`: the static half-width (cells) of the drop windows."""
+    prepared, extinguished, rewetted = drop_credits(
+        state.cells, planes.position, planes.dropping, drop_half, params
+    )
+    prepared = prepared + jnp.where(params.count_rewetting > 0, rewetted, 0.0)
+    wetted = drop_cover(planes.position, planes.dropping, params, grid_size)
+    now = weather_now(state.weather, state.step.astype(jnp.float32), params)
+    block_p = block_spread_probabilities(state.slope, now, params)
+    seed = jax.random.bits(key, (), jnp.uint32)
+    cells = materialise_grid(fire_step(state.cells, block_p, wetted, seed, state.step, params), state.step)
+    return Fire(cells=cells, counts=tree_counts(cells), prepared=prepared, extinguished=extinguished)
+
+
+def events(
+    state: AerialWildfireState, planes: Planes, fire: Fire, params: AerialWildfireParams, sense_half: int
+) -> Events:
+    """This step's reward events: fire out, fire near the village, a plane finding fire or village.
+    `sense_half`: the static half-width (cells) of the sensing windows."""
+    alive = state.alive
+    fire_is_out = fire.counts[1] == 0
+    fire_out_once = fire_is_out & (state.burning_count > 0) & ~state.fire_out_paid
+    close = burning_near(fire.cells, state.village[None], params.village_danger_distance, sense_half, params)[
+        0
+    ]
+    fire_near = alive & burning_near(
+        fire.cells, planes.position, params.find_fire_distance, sense_half, params
+    )
+    village_near = alive & (
+        jnp.sum((planes.position - state.village) ** 2, axis=-1) <= params.find_village_distance**2
+    )
+    return Events(
+        fire_out=jnp.where(params.fire_out_mode == EVERY_STEP, fire_is_out, fire_out_once),
+        village=jnp.where(
+            params.village_penalty_mode == EVERY_STEP, close, close & ~state.village_penalty_paid
+        ),
+        fire_near=fire_near,
+        find_fire=fire_near & ~state.found_fire,
+        village_near=village_near,
+        find_village=village_near & ~state.found_village,
+    )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import ClassVar, NamedTuple
+from typing import ClassVar
 
 import jax
 import jax.numpy as jnp
@@ -12,17 +12,14 @@ from flax import struct
 from hivex_jax.core import spaces
 from hivex_jax.core.bounds import check_static_options
 from hivex_jax.core.environment import Environment, EnvState, StepOutput
-from hivex_jax.envs.aerial_wildfire_suppression import generator, heuristics, render, rewards
+from hivex_jax.core.rewards import assemble_rewards
+from hivex_jax.envs.aerial_wildfire_suppression import dynamics, generator, heuristics, render, rewards
 from hivex_jax.envs.aerial_wildfire_suppression.dynamics import (
-    block_spread_probabilities,
-    burning_near,
-    drop_cover,
-    drop_credits,
-    fire_step,
-    fly,
+    Events,
+    Fire,
+    Planes,
     in_pickup_zone,
     materialise_grid,
-    outside_border,
     tree_counts,
     weather_now,
 )
@@ -43,7 +40,6 @@ from hivex_jax.envs.aerial_wildfire_suppression.params import (
     BURNING,
     CROSSED_BORDER,
     DEFAULT_NUM_AGENTS,
-    EVERY_STEP,
     EXTINGUISHING_TREE,
     FIND_FIRE,
     FIND_VILLAGE,
@@ -87,38 +83,6 @@ class AerialWildfireState(EnvState):
     num_trees: jax.Array  # i32[], trees on the island (constant: trees only change state)
     fire_out_paid: jax.Array  # bool[]
     village_penalty_paid: jax.Array  # bool[]
-
-
-class Planes(NamedTuple):
-    """The planes after this step's flight (bool / f32 [A, ...])."""
-
-    position: jax.Array
-    heading: jax.Array
-    crashed: jax.Array
-    dropping: jax.Array
-    picked_up: jax.Array
-    holding: jax.Array
-    in_zone: jax.Array
-
-
-class Fire(NamedTuple):
-    """The island after this step's drops and fire spread."""
-
-    cells: jax.Array  # uint8[G, G]
-    counts: jax.Array  # i32[2], (unburnt, burning) trees
-    prepared: jax.Array  # f32[A], trees wetted ahead of the fire
-    extinguished: jax.Array  # f32[A], burning trees put out
-
-
-class Events(NamedTuple):
-    """This step's reward events (bool[] for the island, bool[A] per plane)."""
-
-    fire_out: jax.Array
-    village: jax.Array
-    fire_near: jax.Array
-    find_fire: jax.Array
-    village_near: jax.Array
-    find_village: jax.Array
 
 
 def _half_window(radius_m: float, grid_size: int) -> int:
@@ -277,11 +241,12 @@ class AerialWildfireSuppression(Environment):
         return {"vector": vector, "visual": camera(code, self.camera_channels)}, code, (centre_x, centre_z)
 
     def step_env(self, key, state: AerialWildfireState, action, params: AerialWildfireParams) -> StepOutput:
-        planes = self._move_planes(state, action, params)
-        fire = self._advance_fire(key, state, planes, params)
-        events = self._events(state, planes, fire, params)
-        raw_terms = self._reward_terms(planes, fire, events, params)
-        terms = raw_terms * params.task_weights[params.task]
+        planes = dynamics.move_planes(state, action, params)
+        fire = dynamics.advance_fire(key, state, planes, params, self._drop_half, self.grid_size)
+        events = dynamics.events(state, planes, fire, params, self._sense_half)
+        rewarded = assemble_rewards(
+            self._reward_columns(planes, fire, events, params), params.task_weights[params.task]
+        )
         new_state = state.replace(
             step=state.step + 1,
             cells=fire.cells,
@@ -296,81 +261,17 @@ class AerialWildfireSuppression(Environment):
             village_penalty_paid=state.village_penalty_paid | events.village,
         )
         obs, new_state = self._observe_after_step(state, new_state, params)
-        info = {
-            "reward_terms": terms,
-            "raw_reward_terms": raw_terms,
-            **self._statistics(state, planes, fire, events, terms),
-        }
+        info = {**rewarded.info(), **self._statistics(state, planes, fire, events, rewarded.terms)}
         return StepOutput(
             obs=obs,
             state=new_state,
-            reward=jnp.sum(terms, axis=-1),
+            reward=rewarded.reward,
             terminated=self._terminated(planes, events, params),
             info=info,
         )
 
-    def _move_planes(self, state: AerialWildfireState, action, params: AerialWildfireParams) -> Planes:
-        """Planes fly, crash at the border, drop and refill water (inactive planes keep their state)."""
-        alive = state.alive
-        position, heading = fly(state.position, state.heading, action["continuous"][:, 0], alive, params)
-        dropping = alive & (action["discrete"][:, 0] == 1) & state.holding
-        zone = in_pickup_zone(position, params)
-        kept = state.holding & ~dropping
-        picked_up = alive & jnp.where(
-            params.pickup_requires_empty_tank > 0, zone & ~kept, zone & ~state.in_zone
-        )
-        return Planes(
-            position=position,
-            heading=heading,
-            crashed=alive & outside_border(position, params),
-            dropping=dropping,
-            picked_up=picked_up,
-            holding=jnp.where(alive, kept | zone, state.holding),
-            in_zone=jnp.where(alive, zone, state.in_zone),
-        )
-
-    def _advance_fire(self, key, state: AerialWildfireState, planes: Planes, params) -> Fire:
-        """Water lands (trees credited as prepared / extinguished), then the fire evolves one step."""
-        prepared, extinguished, rewetted = drop_credits(
-            state.cells, planes.position, planes.dropping, self._drop_half, params
-        )
-        prepared = prepared + jnp.where(params.count_rewetting > 0, rewetted, 0.0)
-        wetted = drop_cover(planes.position, planes.dropping, params, self.grid_size)
-        now = weather_now(state.weather, state.step.astype(jnp.float32), params)
-        block_p = block_spread_probabilities(state.slope, now, params)
-        seed = jax.random.bits(key, (), jnp.uint32)
-        cells = materialise_grid(
-            fire_step(state.cells, block_p, wetted, seed, state.step, params), state.step
-        )
-        return Fire(cells=cells, counts=tree_counts(cells), prepared=prepared, extinguished=extinguished)
-
-    def _events(self, state: AerialWildfireState, planes: Planes, fire: Fire, params) -> Events:
-        """This step's reward events: fire out, fire near the village, a plane finding fire or village."""
-        alive = state.alive
-        fire_is_out = fire.counts[1] == 0
-        fire_out_once = fire_is_out & (state.burning_count > 0) & ~state.fire_out_paid
-        close = burning_near(
-            fire.cells, state.village[None], params.village_danger_distance, self._sense_half, params
-        )[0]
-        fire_near = alive & burning_near(
-            fire.cells, planes.position, params.find_fire_distance, self._sense_half, params
-        )
-        village_near = alive & (
-            jnp.sum((planes.position - state.village) ** 2, axis=-1) <= params.find_village_distance**2
-        )
-        return Events(
-            fire_out=jnp.where(params.fire_out_mode == EVERY_STEP, fire_is_out, fire_out_once),
-            village=jnp.where(
-                params.village_penalty_mode == EVERY_STEP, close, close & ~state.village_penalty_paid
-            ),
-            fire_near=fire_near,
-            find_fire=fire_near & ~state.found_fire,
-            village_near=village_near,
-            find_village=village_near & ~state.found_village,
-        )
-
-    def _reward_terms(self, planes: Planes, fire: Fire, events: Events, params) -> jax.Array:
-        """f32[A, K]: the unweighted reward terms, columns in REWARD_TERM_NAMES order."""
+    def _reward_columns(self, planes: Planes, fire: Fire, events: Events, params) -> dict[int, jax.Array]:
+        """The unweighted reward terms, `{column: f32[A]}`."""
         a = self.num_agents
         columns = {
             CROSSED_BORDER: rewards.crossed_border(planes.crashed, params),
@@ -385,7 +286,7 @@ class AerialWildfireSuppression(Environment):
             EXTINGUISHING_TREE: rewards.extinguishing_trees(fire.extinguished, params),
             PREPARING_TREE: rewards.preparing_trees(fire.prepared, params),
         }
-        return jnp.stack([columns[k] for k in range(len(REWARD_TERM_NAMES))], axis=-1)
+        return columns
 
     def _terminated(self, planes: Planes, events: Events, params: AerialWildfireParams) -> jax.Array:
         """bool[A]: a crash, the subtask's goal (subtasks 5-8 end per plane) or, if so set, the fire out."""

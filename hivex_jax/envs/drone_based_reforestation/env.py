@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, NamedTuple
+from typing import ClassVar
 
 import jax
 import jax.numpy as jnp
@@ -11,8 +11,8 @@ from flax import struct
 from hivex_jax.core import spaces
 from hivex_jax.core.bounds import check_static_options
 from hivex_jax.core.environment import Environment, EnvState, StepOutput
-from hivex_jax.envs.drone_based_reforestation import generator, heuristics, render, rewards
-from hivex_jax.envs.drone_based_reforestation.dynamics import battery_drain, fly
+from hivex_jax.core.rewards import assemble_rewards
+from hivex_jax.envs.drone_based_reforestation import dynamics, generator, heuristics, render, rewards
 from hivex_jax.envs.drone_based_reforestation.generator import World
 from hivex_jax.envs.drone_based_reforestation.observations import LAYOUT, VECTOR_SIZE, camera, vector_obs
 from hivex_jax.envs.drone_based_reforestation.params import (
@@ -26,22 +26,16 @@ from hivex_jax.envs.drone_based_reforestation.params import (
     FIND_CLOSE_TREE,
     GROUP_UP,
     LANDSCAPE_DELTA,
-    LANDSCAPE_DRONE_HEIGHT,
     PICK_UP,
     RETURN_FURTHEST,
     REWARD_TERM_NAMES,
     RUNNING_BACK,
     STATIC_BOUNDS,
-    STATION_ALWAYS,
-    STATION_TERMS,
     SUPPORTED_AGENT_COUNTS,
     SUPPORTED_CAMERA_SIZES,
     TASK_NAMES,
     DroneParams,
 )
-from hivex_jax.procgen.terrain import disc_union_distance
-
-FAR = 1.0e4  # distance reported when there is no tree of a kind
 
 
 @struct.dataclass
@@ -69,63 +63,6 @@ class DroneState(EnvState):
     furthest_distance: jax.Array  # f32[A], furthest from the station this episode (m)
     planted: jax.Array  # f32[P, 2], dropped seeds (ring buffer, newest overwrite oldest)
     planted_count: jax.Array  # i32[], seeds dropped on land so far
-
-
-class Distances(NamedTuple):
-    """f32[A] distances (m) after this step's flight; `xz` f32[A, 2], `on_land` bool[A]."""
-
-    xz: jax.Array
-    on_land: jax.Array
-    forest: jax.Array  # to the closest existing forest
-    planted: jax.Array  # to the closest planted seed (FAR if none)
-    trees: jax.Array  # to the closest tree that counts for a drop
-    station: jax.Array  # horizontal, to the station
-    station_3d: jax.Array
-
-
-class SeedAndBattery(NamedTuple):
-    """This step's seed drop, station visit and battery, per drone."""
-
-    dropping: jax.Array
-    seed_reward: jax.Array  # r_s of the drop (0 without one)
-    distance_reward: jax.Array  # r_d of the drop
-    planted: jax.Array  # f32[P, 2]
-    planted_count: jax.Array  # i32[]
-    at_station: jax.Array
-    arrival: jax.Array
-    pick_up: jax.Array
-    pick_up_paid: jax.Array
-    pick_up_earned: jax.Array
-    holding: jax.Array
-    charging: jax.Array
-    energy: jax.Array
-    out_of_energy: jax.Array
-    drop_success: jax.Array
-
-
-class RunningBack(NamedTuple):
-    """Incremental Running Back: this step's reward and the return being tracked."""
-
-    reward: jax.Array
-    active: jax.Array
-    quality: jax.Array
-    start: jax.Array
-    best: jax.Array
-
-
-class Exploration(NamedTuple):
-    """The exploration terms' increments and running maxima, and Find Close Tree."""
-
-    fertility_delta: jax.Array
-    best_potential: jax.Array
-    landscape_delta: jax.Array
-    best_height: jax.Array
-    trip_delta: jax.Array
-    return_reward: jax.Array
-    trip_max: jax.Array
-    furthest_delta: jax.Array
-    furthest: jax.Array
-    found: jax.Array
 
 
 class DroneBasedReforestation(Environment):
@@ -222,8 +159,7 @@ class DroneBasedReforestation(Environment):
         vector = vector_obs(
             state.position, state.yaw, state.ground, state.holding_seed, state.energy, station, params
         )
-        p_cap = self.max_planted_trees
-        planted_present = jnp.arange(p_cap) < jnp.minimum(state.planted_count, p_cap)
+        planted_present = dynamics.planted_present(state.planted_count, self.max_planted_trees)
         visual = camera(
             state.world,
             params,
@@ -276,7 +212,7 @@ class DroneBasedReforestation(Environment):
     def step_env(self, key, state: DroneState, action, params: DroneParams) -> StepOutput:
         movable = state.alive & ~state.grounded
         weights = params.task_weights[params.task]
-        position, yaw, speed, climb_rate, ground, shape_here = fly(
+        position, yaw, speed, climb_rate, ground, shape_here = dynamics.fly(
             state.world,
             params,
             state.position,
@@ -289,13 +225,16 @@ class DroneBasedReforestation(Environment):
             movable,
             self.physics_substeps,
         )
-        near = self._distances(state, position, shape_here, params)
-        seed = self._seed_and_battery(state, action, movable, near, weights, params)
-        run_back = self._running_back(state, movable, seed, near, params)
-        explore = self._exploration(state, movable, position, ground, seed, near, params)
-        raw = self._reward_terms(state, movable, position, near, seed, run_back, explore, params)
-        terms = raw * weights
-
+        near = dynamics.distances(state, position, shape_here, params)
+        drop_action = action["discrete"][:, 0]
+        seed = dynamics.seed_and_battery(
+            state, drop_action, movable, near, weights, params, self.physics_substeps
+        )
+        run_back = dynamics.running_back(state, movable, seed, near, params)
+        explore = dynamics.exploration(state, movable, position, ground, seed, near, params)
+        rewarded = assemble_rewards(
+            self._reward_columns(state, movable, position, near, seed, run_back, explore, params), weights
+        )
         # Per-drone endings: success of the subtasks that pay for it, and an empty battery.
         ends = (
             (explore.found & (weights[FIND_CLOSE_TREE] != 0.0))
@@ -311,158 +250,45 @@ class DroneBasedReforestation(Environment):
             climb_rate=jnp.where(grounded, 0.0, climb_rate),
             ground=ground,
             shape_below=shape_here,
-            energy=seed.energy,
-            holding_seed=seed.holding,
-            at_station=seed.at_station,
-            pick_up_earned=seed.pick_up_earned,
             grounded=grounded,
             found_tree=state.found_tree | explore.found,
-            run_back_active=run_back.active,
-            run_back_quality=run_back.quality,
-            run_back_start=run_back.start,
-            run_back_best=run_back.best,
-            best_potential=explore.best_potential,
-            best_height=explore.best_height,
-            trip_distance=explore.trip_max,
-            furthest_distance=explore.furthest,
-            planted=seed.planted,
-            planted_count=seed.planted_count,
+            **self._carried(seed, run_back, explore),
         )
-        info = {
-            "reward_terms": terms,
-            "raw_reward_terms": raw,
-            "stats": self._statistics(near, seed, explore, weights, params),
-        }
+        info = {**rewarded.info(), "stats": self._statistics(near, seed, explore, weights, params)}
         return StepOutput(
             obs=self._observe(new_state, params),
             state=new_state,
-            reward=jnp.sum(terms, axis=-1),
+            reward=rewarded.reward,
             terminated=ends,
             info=info,
         )
 
-    def _distances(self, state: DroneState, position, shape_here, params: DroneParams) -> Distances:
-        """Distances after the flight to the forest, the planted seeds and the station."""
-        p_cap = self.max_planted_trees
-        station = state.world.station
-        xz = position[:, (0, 2)]
-        forest_d = disc_union_distance(xz, state.world.forest_centres, state.world.forest_radii)
-        planted_present = jnp.arange(p_cap) < jnp.minimum(state.planted_count, p_cap)
-        to_planted = jnp.sqrt(jnp.sum((xz[:, None, :] - state.planted[None]) ** 2, axis=-1))
-        planted_d = jnp.min(jnp.where(planted_present[None, :], to_planted, FAR), axis=-1)
-        return Distances(
-            xz=xz,
-            on_land=shape_here >= params.water_level,
-            forest=forest_d,
-            planted=planted_d,
-            trees=jnp.where(params.drop_counts_new_trees == 1, jnp.minimum(forest_d, planted_d), forest_d),
-            station=jnp.sqrt(jnp.sum((xz - station[jnp.asarray([0, 2])]) ** 2, axis=-1)),
-            station_3d=jnp.sqrt(jnp.sum((position - station) ** 2, axis=-1)),
-        )
+    @staticmethod
+    def _carried(
+        seed: dynamics.SeedAndBattery, run_back: dynamics.RunningBack, explore: dynamics.Exploration
+    ) -> dict[str, jax.Array]:
+        """The state fields the step's seed, Running Back and exploration parts carry to the next step."""
+        return {
+            "energy": seed.energy,
+            "holding_seed": seed.holding,
+            "at_station": seed.at_station,
+            "pick_up_earned": seed.pick_up_earned,
+            "run_back_active": run_back.active,
+            "run_back_quality": run_back.quality,
+            "run_back_start": run_back.start,
+            "run_back_best": run_back.best,
+            "best_potential": explore.best_potential,
+            "best_height": explore.best_height,
+            "trip_distance": explore.trip_max,
+            "furthest_distance": explore.furthest,
+            "planted": seed.planted,
+            "planted_count": seed.planted_count,
+        }
 
-    def _seed_and_battery(
-        self, state: DroneState, action, movable, near: Distances, weights, params: DroneParams
-    ) -> SeedAndBattery:
-        """Drop a seed (planted if on land), pick one up and recharge at the station, drain the battery."""
-        p_cap = self.max_planted_trees
-        holding0 = state.holding_seed
-        # Seeds are not dropped on the station pad (a drop/pick-up loop there would farm pick-ups).
-        dropping = (
-            movable & holding0 & (action["discrete"][:, 0] == 1) & (near.station_3d > params.charge_radius)
-        )
-        seed_r, distance_r = rewards.drop_seed_reward(
-            near.trees, near.planted, near.station, near.on_land, params
-        )
-        seed_r = jnp.where(dropping, seed_r, 0.0)
-        distance_r = jnp.where(dropping, distance_r, 0.0)
-        holding1 = holding0 & ~dropping
-        plant = dropping & near.on_land
-        slot = (state.planted_count + jnp.cumsum(plant) - 1) % p_cap
-        planted = state.planted.at[jnp.where(plant, slot, p_cap)].set(near.xz, mode="drop")
-
-        # The station (seed pick-up and recharge) works in the tasks that use it (HIVEX logs no recharge
-        # and no drop in tasks 1, 4 and 5: there drones fly the whole episode without a seed).
-        station_on = (params.station_mode == STATION_ALWAYS) | jnp.any(
-            weights[jnp.asarray(STATION_TERMS)] != 0.0
-        )
-        at_station = movable & station_on & (near.station_3d <= params.charge_radius)
-        pick_up = at_station & ~holding1
-        drained = state.energy - jnp.where(
-            movable, battery_drain(holding0, params, self.physics_substeps), 0.0
-        )
-        energy = jnp.clip(drained + jnp.where(at_station, params.recharge_per_decision, 0.0), 0.0, 1.0)
-        # Empty below half a substep's drain: the f32 sum of 400 drains of 0.0025 must empty a battery
-        # exactly on the 400th decision, whatever the rounding.
-        out_of_energy = movable & (energy < 0.5 * params.battery_drain_no_seed)
-        return SeedAndBattery(
-            dropping=dropping,
-            seed_reward=seed_r,
-            distance_reward=distance_r,
-            planted=planted,
-            planted_count=state.planted_count + jnp.sum(plant, dtype=jnp.int32),
-            at_station=at_station,
-            arrival=at_station & ~state.at_station,
-            pick_up=pick_up,
-            pick_up_paid=pick_up & (state.pick_up_earned | (params.pick_up_requires_planting == 0)),
-            pick_up_earned=(state.pick_up_earned & ~pick_up) | (dropping & (seed_r > 0.0)),
-            holding=holding1 | pick_up,
-            charging=at_station & (state.energy < 1.0),
-            energy=jnp.where(out_of_energy, 0.0, energy),
-            out_of_energy=out_of_energy,
-            drop_success=dropping & ((params.drop_success_requires_valid == 0) | (seed_r > 0.0)),
-        )
-
-    def _running_back(
-        self, state: DroneState, movable, seed: SeedAndBattery, near: Distances, params: DroneParams
-    ) -> RunningBack:
-        """Incremental Running Back: pay the return of the previous drop; a valid drop starts a new one."""
-        rb_reward, rb_best = rewards.running_back_reward(
-            state.run_back_active & movable,
-            state.run_back_quality,
-            state.run_back_start,
-            state.run_back_best,
-            near.station_3d,
-            params,
-        )
-        new_run = seed.dropping & (seed.seed_reward > 0.0)
-        start_inc = jnp.floor(near.station_3d / params.running_back_increment)
-        quality = rewards.drop_quality(seed.seed_reward, seed.distance_reward, params)
-        return RunningBack(
-            reward=jnp.where(seed.dropping, 0.0, rb_reward),
-            active=jnp.where(new_run, True, state.run_back_active) & ~seed.at_station,
-            quality=jnp.where(new_run, quality, state.run_back_quality),
-            start=jnp.where(new_run, start_inc, state.run_back_start),
-            best=jnp.where(new_run, start_inc, rb_best),
-        )
-
-    def _exploration(
-        self, state: DroneState, movable, position, ground, seed: SeedAndBattery, near: Distances, params
-    ) -> Exploration:
-        """The exploration terms' running maxima (potential, height, distances) and Find Close Tree."""
-        valid_here = rewards.valid_location(near.trees, near.planted, near.on_land, params)
-        potential = jnp.where(valid_here, rewards.reforestation_potential(near.trees, params), 0.0)
-        fertility_delta, best_potential = rewards.running_max_delta(potential, state.best_potential, movable)
-        height = jnp.where(params.landscape_height_mode == LANDSCAPE_DRONE_HEIGHT, position[:, 1], ground)
-        landscape_delta, best_height = rewards.running_max_delta(height, state.best_height, movable)
-        trip_delta, trip_max = rewards.running_max_delta(near.station, state.trip_distance, movable)
-        furthest_delta, furthest = rewards.running_max_delta(near.station, state.furthest_distance, movable)
-        return Exploration(
-            fertility_delta=fertility_delta,
-            best_potential=best_potential,
-            landscape_delta=landscape_delta,
-            best_height=best_height,
-            trip_delta=trip_delta,
-            return_reward=jnp.where(seed.arrival, trip_max / params.far_distance_divisor, 0.0),
-            trip_max=jnp.where(seed.arrival, near.station, trip_max),
-            furthest_delta=furthest_delta,
-            furthest=furthest,
-            found=movable & ~state.found_tree & rewards.finds_close_tree(near.forest, params),
-        )
-
-    def _reward_terms(
+    def _reward_columns(
         self, state, movable, position, near, seed, run_back, explore, params: DroneParams
-    ) -> jax.Array:
-        """f32[A, K]: the unweighted reward terms, columns in REWARD_TERM_NAMES order."""
+    ) -> dict[int, jax.Array]:
+        """The unweighted reward terms, `{column: f32[A]}`."""
         pen_holding, pen_no_seed = rewards.energy_penalties(state.holding_seed, params, self.physics_substeps)
         columns = {
             DROP_SEED: seed.seed_reward + seed.distance_reward,
@@ -478,7 +304,7 @@ class DroneBasedReforestation(Environment):
             DROP_SUCCESS: jnp.where(seed.drop_success, params.drop_success_reward, 0.0),
             RETURN_FURTHEST: explore.return_reward,
         }
-        return jnp.stack([columns[k] for k in range(len(REWARD_TERM_NAMES))], axis=-1).astype(jnp.float32)
+        return columns
 
     def _statistics(self, near, seed, explore, weights, params: DroneParams) -> dict[str, jax.Array]:
         """HIVEX's logged statistics (per-step increments; reference §6.12), task weight applied; extras."""

@@ -10,10 +10,15 @@ turns and coasts when the throttle is off. Top speed is thrust / forward_drag (0
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, NamedTuple
+
 import jax
 import jax.numpy as jnp
 
 from hivex_jax.envs.ocean_plastic_collection.params import PARKED, OceanPlasticParams
+
+if TYPE_CHECKING:
+    from hivex_jax.envs.ocean_plastic_collection.env import OceanPlasticState
 
 THROTTLE_NOOP, THROTTLE_ACCELERATE = 0, 1
 STEER_NOOP, STEER_RIGHT, STEER_LEFT = 0, 1, 2
@@ -175,3 +180,33 @@ def respawn(
 def pebbles_afloat(pebble_x: jax.Array) -> jax.Array:
     """bool[N]: pebbles on the sea (not parked after collection)."""
     return jnp.abs(pebble_x) < 0.5 * PARKED
+
+
+class Collection(NamedTuple):
+    """This decision's pebble collection."""
+
+    count: jax.Array  # f32[A], pebbles each vessel collected
+    touched: jax.Array  # bool[A], the vessel touched a pebble
+    afloat_x: jax.Array  # f32[N], what is left afloat this step (collected ones parked)
+    afloat_z: jax.Array
+    pebble_x: jax.Array  # f32[N], from the next step on: collected pebbles replaced by the queued draws
+    pebble_z: jax.Array
+
+
+def collect_pebbles(state: OceanPlasticState, positions: jax.Array, params: OceanPlasticParams) -> Collection:
+    """Pebbles touched along the path each (active) vessel swept this decision, from `state.positions` to
+    `positions`, go to the first vessel touching them; their replacements (the queued draws
+    `state.respawn_x/z`, see `respawn`) appear from the next step on,
+    which keeps them out of this step's observation and its (vessel x pebble) computations."""
+    pebble_x, pebble_z = state.pebble_x, state.pebble_z
+    contact = swept_contacts(state.positions, positions, pebble_x, pebble_z, state.alive, params)
+    collected = jnp.any(contact, axis=0)
+    next_x, next_z = respawn(pebble_x, pebble_z, collected, state.respawn_x, state.respawn_z, params)
+    return Collection(
+        count=jnp.sum(first_contacts(contact), axis=-1).astype(jnp.float32),
+        touched=jnp.any(contact, axis=-1),
+        afloat_x=jnp.where(collected, PARKED, pebble_x),
+        afloat_z=jnp.where(collected, PARKED, pebble_z),
+        pebble_x=next_x,
+        pebble_z=next_z,
+    )

@@ -11,6 +11,7 @@ from flax import struct
 from hivex_jax.core import spaces
 from hivex_jax.core.bounds import check_static_options
 from hivex_jax.core.environment import Environment, EnvState, StepOutput
+from hivex_jax.core.rewards import Rewards, assemble_rewards
 from hivex_jax.envs.ocean_plastic_collection import dynamics, generator, heuristics, render, rewards
 from hivex_jax.envs.ocean_plastic_collection.observations import (
     LAYOUT,
@@ -33,7 +34,6 @@ from hivex_jax.envs.ocean_plastic_collection.params import (
     MAX_AGENTS,
     NEARBY_TRASH_COUNT_DELTA,
     OBSTACLE_GRID,
-    PARKED,
     RESPAWN_SLOTS,
     REWARD_TERM_NAMES,
     STATIC_BOUNDS,
@@ -178,106 +178,80 @@ class OceanPlasticCollection(Environment):
         return observe(positions, forward, neighbours, ahead, starboard, params), state
 
     def step_env(self, key, state: OceanPlasticState, action, params: OceanPlasticParams) -> StepOutput:
-        alive = state.alive
         positions, velocities, forward, crossed, collided = dynamics.move_vessels(
             state.positions,
             state.velocities,
             state.forward,
-            alive,
+            state.alive,
             action["discrete"][:, 0],
             action["discrete"][:, 1],
             params,
             self.physics_substeps,
             state.obstacles,
         )
-        # Pebbles touched along the path each vessel swept this decision.
-        contact = dynamics.swept_contacts(
-            state.positions, positions, state.pebble_x, state.pebble_z, alive, params
-        )
-        collected_by = dynamics.first_contacts(contact)
-        collected_count = jnp.sum(collected_by, axis=-1).astype(jnp.float32)
-        touched = jnp.any(contact, axis=-1)
-        collected = jnp.any(contact, axis=0)
-        # What is left afloat this step; a collected pebble's replacement (a fresh draw from the trash
-        # map, see `respawn`) appears from the next step on. Keeping the respawn draw out of this
-        # step's observation also keeps it out of the (vessel x pebble) computations that follow.
-        afloat_x = jnp.where(collected, PARKED, state.pebble_x)
-        afloat_z = jnp.where(collected, PARKED, state.pebble_z)
+        pebbles = dynamics.collect_pebbles(state, positions, params)
         t = state.step + 1
-        # Collected pebbles take the queued draws; the queue is refilled for the next step. Drawing one
-        # step ahead keeps the draws a state input (XLA would otherwise fuse the sampler into the
-        # per-pebble selection and redo it N times per world on the CPU).
-        pebble_x, pebble_z = dynamics.respawn(
-            state.pebble_x, state.pebble_z, collected, state.respawn_x, state.respawn_z, params
+        respawn_x, respawn_z = generator.respawn_queue(
+            state.rng_seed, t, state.trash_map, state.obstacles, params
         )
-        respawn_x, respawn_z = generator.sample_trash(
-            generator.trash_draw_uniforms(state.rng_seed, t.astype(jnp.uint32) + 1, RESPAWN_SLOTS),
-            state.trash_map,
-            params,
-        )
-        if state.obstacles is not None:
-            respawn_x, respawn_z = generator.park_on_obstacles(respawn_x, respawn_z, state.obstacles, params)
-        collected_total = state.collected_total + collected_count
-
-        present = alive & ~crossed & ~collided
-        neighbours, neighbour_distance = nearest_neighbour(positions, present)
-        ahead, starboard = local_frame(afloat_x, afloat_z, positions, forward)
+        collected_total = state.collected_total + pebbles.count
+        neighbours, neighbour_distance = nearest_neighbour(positions, state.alive & ~crossed & ~collided)
+        ahead, starboard = local_frame(pebbles.afloat_x, pebbles.afloat_z, positions, forward)
         nearby = rewards.nearby_trash_count(ahead, starboard, params)
         nearby_delta, nearby_reference = rewards.nearby_trash_count_delta(
             nearby, state.nearby_reference, params
         )
-
         columns = {
-            COLLECT_TRASH: rewards.collect_trash(collected_count, params),
+            COLLECT_TRASH: rewards.collect_trash(pebbles.count, params),
             GLOBAL_LOWEST_TRASH_COLLECTED: rewards.global_lowest_trash_collected(
-                collected_total, alive, params
+                collected_total, state.alive, params
             ),
             CROSSED_BORDER: rewards.crossed_border(crossed, params),
             COLLIDED_WITH_OTHER_VESSEL: rewards.collided_with_other_vessel(collided, params),
             CLOSE_TO_OTHER_VESSEL: rewards.close_to_other_vessel(neighbour_distance, params),
             NEARBY_TRASH_COUNT_DELTA: nearby_delta,
-            COLLIDE_WITH_TRASH: rewards.collide_with_trash(touched, params),
+            COLLIDE_WITH_TRASH: rewards.collide_with_trash(pebbles.touched, params),
         }
-        raw_terms = jnp.stack([columns[k] for k in range(len(REWARD_TERM_NAMES))], axis=-1)
-        terms = raw_terms * params.task_weights[params.task]
+        rewarded = assemble_rewards(columns, params.task_weights[params.task])
         new_state = state.replace(
             step=t,
             positions=positions,
             velocities=velocities,
             forward=forward,
-            pebble_x=pebble_x,
-            pebble_z=pebble_z,
+            pebble_x=pebbles.pebble_x,
+            pebble_z=pebbles.pebble_z,
             respawn_x=respawn_x,
             respawn_z=respawn_z,
             collected_total=collected_total,
             nearby_reference=nearby_reference,
         )
-        active = alive.astype(jnp.float32)
-        info = {
-            "reward_terms": terms,
-            "raw_reward_terms": raw_terms,
-            "stats": {
-                # HIVEX's logged statistics (task weight applied, as in the reference logs) ...
-                "local_reward": terms[:, COLLECT_TRASH] * active,
-                "global_reward": terms[:, GLOBAL_LOWEST_TRASH_COLLECTED] * active,
-                # ... and the counts behind them.
-                "pebbles_collected": collected_count,
-                "vessel_collisions": collided.astype(jnp.float32),
-                "border_crossings": crossed.astype(jnp.float32),
-                "trash_contacts": touched.astype(jnp.float32),
-                "close_to_other_vessel_steps": (raw_terms[:, CLOSE_TO_OTHER_VESSEL] != 0).astype(jnp.float32)
-                * active,
-            },
-            "nearby_trash_count": nearby,
-        }
-        obs = observe(positions, forward, neighbours, ahead, starboard, params)
         return StepOutput(
-            obs=obs,
+            obs=observe(positions, forward, neighbours, ahead, starboard, params),
             state=new_state,
-            reward=jnp.sum(terms, axis=-1),
+            reward=rewarded.reward,
             terminated=crossed | collided,
-            info=info,
+            info={
+                **rewarded.info(),
+                "stats": self._statistics(rewarded, state.alive, pebbles, crossed, collided),
+                "nearby_trash_count": nearby,
+            },
         )
+
+    @staticmethod
+    def _statistics(rewarded: Rewards, alive, pebbles: dynamics.Collection, crossed, collided) -> dict:
+        """HIVEX's logged statistics (task weight applied, as in the reference logs) and the counts
+        behind them."""
+        active = alive.astype(jnp.float32)
+        return {
+            "local_reward": rewarded.terms[:, COLLECT_TRASH] * active,
+            "global_reward": rewarded.terms[:, GLOBAL_LOWEST_TRASH_COLLECTED] * active,
+            "pebbles_collected": pebbles.count,
+            "vessel_collisions": collided.astype(jnp.float32),
+            "border_crossings": crossed.astype(jnp.float32),
+            "trash_contacts": pebbles.touched.astype(jnp.float32),
+            "close_to_other_vessel_steps": (rewarded.raw[:, CLOSE_TO_OTHER_VESSEL] != 0).astype(jnp.float32)
+            * active,
+        }
 
     # ----------------------------------------------------------------------------------- extras
     def global_state(self, state: OceanPlasticState, params: OceanPlasticParams) -> jax.Array:

@@ -28,6 +28,7 @@ from hivex_jax.envs.ocean_plastic_collection.params import (
     BACKGROUND_LATTICE,
     MAX_HOTSPOTS,
     PARKED,
+    RESPAWN_SLOTS,
     OceanPlasticParams,
 )
 from hivex_jax.procgen.noise import hash_uniform
@@ -175,3 +176,15 @@ def park_on_obstacles(
         return x, z
     hit = on_obstacle(jnp.stack([x, z], axis=-1), obstacles, params)
     return jnp.where(hit, PARKED, x), jnp.where(hit, PARKED, z)
+
+
+def respawn_queue(
+    rng_seed: jax.Array, step: jax.Array, trash_map: TrashMap, obstacles: jax.Array | None, params
+) -> tuple[jax.Array, jax.Array]:
+    """The RESPAWN_SLOTS draws (x, z f32[R]) that pebbles collected at step `step` + 1 take (drawn one
+    step ahead: a state input, so XLA does not fuse the sampler into the per-pebble selection and redo it
+    N times per world on the CPU); draws on an obstacle parked."""
+    x, z = sample_trash(
+        trash_draw_uniforms(rng_seed, step.astype(jnp.uint32) + 1, RESPAWN_SLOTS), trash_map, params
+    )
+    return park_on_obstacles(x, z, obstacles, params)

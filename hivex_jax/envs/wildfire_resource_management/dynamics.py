@@ -20,15 +20,25 @@ way under any policy (as HIVEX's episode lengths, identical across tasks, sugges
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from hivex_jax.envs.wildfire_resource_management.generator import BURNING, BURNT, FUEL
+from hivex_jax.envs.wildfire_resource_management.generator import (
+    BURNING,
+    BURNT,
+    FUEL,
+    cycle_gain,
+    weather_offsets,
+)
 from hivex_jax.envs.wildfire_resource_management.params import NUM_TOWERS, TOWER_GRID, WildfireParams
 from hivex_jax.procgen.fire import NEIGHBOUR_OFFSETS
 from hivex_jax.procgen.noise import hash_uniform
+
+if TYPE_CHECKING:
+    from hivex_jax.envs.wildfire_resource_management.env import WildfireState
 
 NOOP, ADD, REMOVE = 0, 1, 2
 NO_FIRE_DISTANCE = 1.0e9  # distance reported when a tower sees no fire (reads as "far, not approaching")
@@ -212,3 +222,24 @@ def nearest_fire(
     tx, ty, tz = tower_xyz[:, 0], tower_xyz[:, 1], tower_xyz[:, 2]
     dist = jnp.sqrt((position[:, 0] - tx) ** 2 + (position[:, 1] - ty) ** 2 + (position[:, 2] - tz) ** 2)
     return position, jnp.where(found, dist, NO_FIRE_DISTANCE), found
+
+
+def advance_fire(
+    state: WildfireState, support: jax.Array, resolution: int, params: WildfireParams
+) -> jax.Array:
+    """u8[R, R]: `state`'s fire one step later, under this step's wind and weather and the towers'
+    `support` f32[A] (which suppresses the fire in their regions when `resource_suppression` > 0)."""
+    t = state.step.astype(jnp.float32)
+    offsets = weather_offsets(state.weather_phase, t, params)
+    angle = wind_now(state.wind_angle, state.wind_phase, t, params)
+    return spread_fire(
+        state.fire,
+        state.heights,
+        state.flammability,
+        direction_weights(angle, state.wind_speed, params),
+        cycle_gain(offsets, params),
+        region_suppression(support, resolution, params),
+        state.fire_seed,
+        state.step,
+        params,
+    )

@@ -12,6 +12,7 @@ from flax import struct
 from hivex_jax.core import spaces
 from hivex_jax.core.bounds import check_static_options
 from hivex_jax.core.environment import Environment, EnvState, StepOutput
+from hivex_jax.core.rewards import Rewards, assemble_rewards
 from hivex_jax.envs.wildfire_resource_management import dynamics, generator, heuristics, render, rewards
 from hivex_jax.envs.wildfire_resource_management.generator import BURNING, BURNT
 from hivex_jax.envs.wildfire_resource_management.observations import LAYOUT, VECTOR_SIZE, observe
@@ -146,28 +147,12 @@ class WildfireResourceManagement(Environment):
             NEIGHBOURHOOD: rewards.neighbourhood_reward(p, self._neighbours, allocation[:, 1:], params),
             COLLECTIVE: jnp.broadcast_to(collective, p.shape),
         }
-        raw_terms = jnp.stack([columns[k] for k in range(len(REWARD_TERM_NAMES))], axis=-1)
-        terms = raw_terms * task_weight_row(params)
+        rewarded = assemble_rewards(columns, task_weight_row(params))
 
         # 3. The fire advances one step.
-        t = state.step.astype(jnp.float32)
-        offsets = generator.weather_offsets(state.weather_phase, t, params)
-        angle = dynamics.wind_now(state.wind_angle, state.wind_phase, t, params)
-        fire = dynamics.spread_fire(
-            state.fire,
-            state.heights,
-            state.flammability,
-            dynamics.direction_weights(angle, state.wind_speed, params),
-            generator.cycle_gain(offsets, params),
-            dynamics.region_suppression(support, self.fire_resolution, params),
-            state.fire_seed,
-            state.step,
-            params,
-        )
+        fire = dynamics.advance_fire(state, support, self.fire_resolution, params)
         burning = fire == BURNING
         position, distance, found = dynamics.nearest_fire(burning, state.heights, state.tower_xyz, params)
-        fire_over = ~jnp.any(burning)
-
         new_state = state.replace(
             step=state.step + 1,
             fire=fire,
@@ -177,28 +162,27 @@ class WildfireResourceManagement(Environment):
             distance=distance,
             previous_distance=state.distance,
         )
-        handed_out = jnp.sum(allocation, axis=-1)
-        info = {
-            "reward_terms": terms,
-            "raw_reward_terms": raw_terms,
-            "stats": {
-                # HIVEX's logged statistics (reference §3.2 / §6.12). Per-step increments: the episode
-                # sums are HIVEX's per-episode values.
-                "individual_performance": p,
-                "collective_performance": terms[:, COLLECTIVE],
-                "reward_for_moving_resources_to_self": terms[:, SELF],
-                "reward_for_moving_resources_to_neighbours": terms[:, NEIGHBOURHOOD],
-                # Increments of the resources handed out, so the episode sum is the count at the end.
-                "individual_resource_count": handed_out - jnp.sum(state.allocation, axis=-1),
-            },
-        }
         return StepOutput(
             obs=self._observe(new_state, support, params),
             state=new_state,
-            reward=jnp.sum(terms, axis=-1),
-            terminated=jnp.broadcast_to(fire_over, (self.num_agents,)),  # the episode ends with the fire
-            info=info,
+            reward=rewarded.reward,
+            # the episode ends with the fire
+            terminated=jnp.broadcast_to(~jnp.any(burning), (self.num_agents,)),
+            info={**rewarded.info(), "stats": self._statistics(p, rewarded, allocation, state)},
         )
+
+    @staticmethod
+    def _statistics(p: jax.Array, rewarded: Rewards, allocation: jax.Array, state: WildfireState) -> dict:
+        """HIVEX's logged statistics (reference §3.2 / §6.12). Per-step increments: the episode sums are
+        HIVEX's per-episode values."""
+        return {
+            "individual_performance": p,
+            "collective_performance": rewarded.terms[:, COLLECTIVE],
+            "reward_for_moving_resources_to_self": rewarded.terms[:, SELF],
+            "reward_for_moving_resources_to_neighbours": rewarded.terms[:, NEIGHBOURHOOD],
+            # Increments of the resources handed out, so the episode sum is the count at the end.
+            "individual_resource_count": jnp.sum(allocation, axis=-1) - jnp.sum(state.allocation, axis=-1),
+        }
 
     # ----------------------------------------------------------------------------------- extras
     def global_state(self, state: WildfireState, params: WildfireParams) -> jax.Array:

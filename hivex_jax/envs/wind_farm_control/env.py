@@ -11,6 +11,7 @@ from flax import struct
 from hivex_jax.core import spaces
 from hivex_jax.core.bounds import check_static_options
 from hivex_jax.core.environment import Environment, EnvState, StepOutput
+from hivex_jax.core.rewards import assemble_rewards
 from hivex_jax.envs.wind_farm_control import generator, heuristics, render, rewards, wakes
 from hivex_jax.envs.wind_farm_control.dynamics import rotate, wind_angle
 from hivex_jax.envs.wind_farm_control.observations import LAYOUT, VECTOR_SIZE, observe
@@ -152,9 +153,7 @@ class WindFarmControl(Environment):
             GENERATE_ENERGY: rewards.generate_energy_reward(performance),
             AVOID_DAMAGE: rewards.avoid_damage_reward(facing, state.local_wind_angle),
         }
-        raw_terms = jnp.stack([columns[k] for k in range(len(REWARD_TERM_NAMES))], axis=-1)
-        weights = params.task_weights[params.task]
-        terms = raw_terms * weights
+        rewarded = assemble_rewards(columns, params.task_weights[params.task])
         t = state.step + 1
         local = wind_angle(
             state.main_wind_angle,
@@ -171,12 +170,11 @@ class WindFarmControl(Environment):
             step=t, facing_angle=facing, performance=performance, local_wind_angle=local
         )
         info = {
-            "reward_terms": terms,
-            "raw_reward_terms": raw_terms,
+            **rewarded.info(),
             "stats": {
                 # HIVEX's logged statistics (task weight applied, as in the reference logs).
-                "individual_performance": terms[:, GENERATE_ENERGY],
-                "avoid_damage_reward": terms[:, AVOID_DAMAGE],
+                "individual_performance": rewarded.terms[:, GENERATE_ENERGY],
+                "avoid_damage_reward": rewarded.terms[:, AVOID_DAMAGE],
                 "misalignment_degrees": jnp.rad2deg(misalign),
             },
         }
@@ -185,7 +183,7 @@ class WindFarmControl(Environment):
         return StepOutput(
             obs=observe(state.positions, facing, local, params),
             state=new_state,
-            reward=jnp.sum(terms, axis=-1),
+            reward=rewarded.reward,
             terminated=jnp.zeros(self.num_agents, bool),  # Wind Farm Control never ends early
             info=info,
         )
