@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import functools
-
 import jax
 import jax.numpy as jnp
 
@@ -93,63 +91,3 @@ def scripted_policy(obs: dict[str, jax.Array], params: DroneParams) -> dict[str,
         "continuous": jnp.stack([throttle, steer, climb], -1).astype(jnp.float32),
         "discrete": drop.astype(jnp.int32)[:, None],
     }
-
-
-def random_policy(key: jax.Array, num_agents: int) -> dict[str, jax.Array]:
-    """Uniform random actions (continuous in [-1, 1], drop with probability 1/2)."""
-    k_c, k_d = jax.random.split(key)
-    return {
-        "continuous": jax.random.uniform(k_c, (num_agents, 3), minval=-1.0, maxval=1.0),
-        "discrete": jax.random.randint(k_d, (num_agents, 1), 0, 2),
-    }
-
-
-def evaluate(env, params: DroneParams, world_keys: jax.Array, key: jax.Array, num_steps: int = 400) -> dict:
-    """One episode of the scripted and of the random policy on each world (vmapped over worlds).
-
-    `env` is the bare environment (10-float vector); `params` is one `DroneParams` or a batch of them
-    (leading axis = worlds, e.g. from `stack_params`). `num_steps` decisions are run; nothing counts after
-    the episode ends (`max_steps`, 399 by default, or every drone out). Returns, for "scripted" and
-    "random": "return" f32[W] (mean over drones of the episode return), "length" f32[W] (mean over
-    drones of the decisions each took) and "stats" {HIVEX statistic: f32[W]} (episode sums, mean over
-    drones).
-    """
-    batched = jnp.ndim(params.task) == 1
-    run = _episode_runner(env, num_steps, batched)
-    keys = jax.random.split(key, world_keys.shape[0])
-    out = {}
-    for name, flag in (("scripted", True), ("random", False)):
-        ret, length, stats = run(world_keys, keys, jnp.asarray(flag), params)
-        out[name] = {"return": ret, "length": length, "stats": stats}
-    return out
-
-
-@functools.cache
-def _episode_runner(env, num_steps: int, batched_params: bool):
-    """Compiled `(world_keys, run_keys, scripted, params) -> (returns, lengths, stats)`, once per env."""
-
-    def episode(world_key: jax.Array, run_key: jax.Array, scripted: jax.Array, params: DroneParams):
-        obs, state = env.reset(world_key, params)
-        noop = env.action_space(params).noop()
-        stat_shapes = jax.eval_shape(env.step, run_key, state, noop, params)[-1]["stats"]
-
-        def body(carry, k):
-            obs, state, ret, length, stats, finished = carry
-            act = jax.tree.map(
-                lambda a, b: jnp.where(scripted, a, b),
-                scripted_policy(obs, params),
-                random_policy(k, env.num_agents),
-            )
-            obs, state, reward, _, _, info = env.step(k, state, act, params)
-            active = info["active"].astype(jnp.float32) * (~finished).astype(jnp.float32)
-            stats = jax.tree.map(lambda s, x: s + x * active, stats, info["stats"])
-            carry = (obs, state, ret + reward * active, length + active, stats, finished | info["done"])
-            return carry, None
-
-        zeros = jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype), stat_shapes)
-        a = env.num_agents
-        carry = (obs, state, jnp.zeros(a), jnp.zeros(a), zeros, jnp.zeros((), bool))
-        (_, _, ret, length, stats, _), _ = jax.lax.scan(body, carry, jax.random.split(run_key, num_steps))
-        return jnp.mean(ret), jnp.mean(length), jax.tree.map(jnp.mean, stats)
-
-    return jax.jit(jax.vmap(episode, in_axes=(0, 0, None, 0 if batched_params else None)))

@@ -10,7 +10,7 @@ from dbr_helpers import KEY, action, flat_state
 
 import hivex_jax
 from hivex_jax.envs.drone_based_reforestation.generator import ground_height, terrain_shape
-from hivex_jax.envs.drone_based_reforestation.heuristics import random_policy
+from hivex_jax.eval import random_policy
 
 
 @pytest.fixture(scope="module")
@@ -77,9 +77,10 @@ def test_random_rollout_invariants(env, fns, world, level):
     e = float(params.arena_half_extent)
     key = jax.random.PRNGKey(world)
     drops = 0
+    policy = random_policy(env)  # the project's random baseline: uniform over the action space
     for _ in range(48):
         key, k_act, k_step = jax.random.split(key, 3)
-        act = random_policy(k_act, env.num_agents)
+        act = policy(None, k_act, obs, s)
         obs, s1, reward, term, trunc, info = fns.step(k_step, s, act, params)
         energy = np.asarray(s1.energy)
         assert np.all((energy >= 0.0) & (energy <= 1.0))
