@@ -13,6 +13,17 @@ from hivex_jax.core.errors import UserError
 
 TOKEN_VARIABLE = "HIVEX_SERVE_TOKEN"
 
+#: upper bounds of the size options (docs/serve.md): a pool's arrays grow to --max-sessions rows, each
+#: pool is a compiled program, and a grade plays up to --max-grade-steps steps
+SIZE_LIMITS = {
+    "--max-sessions": 4096,
+    "--initial-slots": 4096,
+    "--max-pools": 64,
+    "--max-connections": 65536,
+    "--max-grade-steps": 1_000_000,
+    "--max-sessions-per-client": 4096,
+}
+
 
 def finite_number(low: float, high: float, *, low_open: bool = False) -> Callable[[str], float]:
     """An argparse type: a finite float in [low, high] (or (low, high] with `low_open`); nan, inf and
@@ -121,6 +132,16 @@ def main(argv: list[str] | None = None) -> int:
     )
     if not 0 <= args.port < 65536:
         raise UserError(f"--port must be in [0, 65536); got {args.port}")
+    for option, value in (
+        ("--max-sessions", args.max_sessions),
+        ("--initial-slots", args.initial_slots),
+        ("--max-pools", args.max_pools),
+        ("--max-connections", args.max_connections),
+        ("--max-grade-steps", args.max_grade_steps),
+        ("--max-sessions-per-client", args.max_sessions_per_client),
+    ):
+        if value is not None and value > SIZE_LIMITS[option]:  # before any pool is sized by it
+            raise UserError(f"{option} must be at most {SIZE_LIMITS[option]:,}; got {value:,}")
     token = args.token if args.token is not None else os.environ.get(TOKEN_VARIABLE) or None
     if token is not None and (not token.strip() or not token.isascii() or any(c.isspace() for c in token)):
         raise UserError("--token must be non-empty printable ASCII without spaces")

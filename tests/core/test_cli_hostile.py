@@ -138,6 +138,8 @@ CASES = [
     (["serve", "--batch-window-ms", "1e30"], ["--batch-window-ms", "must be a finite number"]),
     (["serve", "--port", "99999"], ["--port must be in [0, 65536)"]),
     (["serve", "--max-sessions", "0"], ["--max-sessions must be >= 1"]),
+    (["serve", "--max-sessions", "99999999999999"], ["--max-sessions must be at most 4,096"]),
+    (["serve", "--max-grade-steps", "10000000000"], ["--max-grade-steps must be at most 1,000,000"]),
     (["serve", "--env", "Nope-v0"], ["unknown environment ids ['Nope-v0']"]),
     (["serve", "--read-timeout", "nan"], ["--read-timeout", "must be a finite number"]),
     # world (issue 30 item 5: export --world -1 was an OverflowError traceback)
