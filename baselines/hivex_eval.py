@@ -100,9 +100,18 @@ def format_hivex_results(results: dict[str, Any]) -> str:
         + ", "
         f"{test_run['agent_steps']:,} agent steps per run, summary every {test_run['summary_freq']:,}, "
         f"worlds from {test_run['test_seed']}",
-        f"{'policy':12s} {'cell':>10s} {'episode len':>12s}  per-run means",
+        f"{'policy':12s} {'cell':>10s} {'agent ep len':>13s} {'world ep len':>13s}  per-run means",
     ]
+    if results.get("not_comparable"):
+        lines.insert(0, results["not_comparable"])
     for name, res in results["policies"].items():
         per_run = ", ".join(f"{r['mean']:.1f}" for r in res["runs"])
-        lines.append(f"{name:12s} {res['cell']:10.1f} {res['episode_length']:12.1f}  {per_run}")
+        lines.append(
+            f"{name:12s} {res['cell']:10.1f} {res['agent_episode_length']:13.1f} "
+            f"{res['world_episode_length']:13.1f}  {per_run}"
+        )
+    lines.append(
+        "  (agent ep len: each agent's decisions while active, HIVEX's Environment/Episode Length; "
+        "world ep len: decisions until the world's episode ended)"
+    )
     return "\n".join(lines)

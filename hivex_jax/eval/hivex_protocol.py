@@ -12,8 +12,11 @@ Here, run i is training seed i's policy. Each run plays worlds `test_seed`, `tes
 test run), with stochastic actions from one key stream. An agent step is a decision of an *active*
 agent (`info["active"]`), as ML-Agents counts only agents that request decisions. Every agent's return is
 recorded when the episode ends (all agents done or time up) in the window the episode's last decision
-falls in. Runs are played one after another (`lax.map`), so the reset between episodes is a real branch,
-not a select that would generate a world every step.
+falls in, with two episode lengths: the world's (decisions until the episode ended, the same for every
+agent) and the agent's own (its decisions while active in that episode), the one ML-Agents logs as
+`Environment/Episode Length`: it logs per agent, and HIVEX restarts agents one at a time. Runs are
+played one after another (`lax.map`), so the reset between episodes is a real branch, not a select that
+would generate a world every step.
 
 The per-env budgets are HIVEX's test `max_steps` and `summary_freq` (reference §2, hyper-parameter
 tables); `agent_steps` may be lowered for a cheaper estimate (the output records what was used).
@@ -86,7 +89,9 @@ def _make_chunk(env: Any, env_params: Any, policy: Policy, protocol: HivexTestRu
             "episode_return": jnp.zeros(a, jnp.float32),
             "episode_length": jnp.zeros((), jnp.int32),
             "window_return_sum": jnp.zeros(num_windows, jnp.float32),
+            "agent_episode_length": jnp.zeros(a, jnp.int32),
             "window_length_sum": jnp.zeros(num_windows, jnp.float32),
+            "window_agent_length_sum": jnp.zeros(num_windows, jnp.float32),
             "window_agent_episodes": jnp.zeros(num_windows, jnp.int32),
         }
 
@@ -101,6 +106,7 @@ def _make_chunk(env: Any, env_params: Any, policy: Policy, protocol: HivexTestRu
             window = jnp.minimum(c["agent_steps"] // protocol.summary_freq, num_windows - 1)
             episode_return = c["episode_return"] + reward
             episode_length = c["episode_length"] + 1
+            agent_episode_length = c["agent_episode_length"] + info["active"].astype(jnp.int32)
             ended = info["done"] & counting
             a = env.num_agents
             c = dict(c)
@@ -111,6 +117,11 @@ def _make_chunk(env: Any, env_params: Any, policy: Policy, protocol: HivexTestRu
                 c["window_length_sum"]
                 .at[window]
                 .add(jnp.where(ended, a * episode_length, 0).astype(jnp.float32))
+            )
+            c["window_agent_length_sum"] = (
+                c["window_agent_length_sum"]
+                .at[window]
+                .add(jnp.where(ended, agent_episode_length.sum(), 0).astype(jnp.float32))
             )
             c["window_agent_episodes"] = c["window_agent_episodes"].at[window].add(jnp.where(ended, a, 0))
             c["agent_steps"] = c["agent_steps"] + jnp.where(counting, info["active"].sum(), 0).astype(
@@ -130,6 +141,7 @@ def _make_chunk(env: Any, env_params: Any, policy: Policy, protocol: HivexTestRu
                 episode=next_episode,
                 episode_return=jnp.where(info["done"], 0.0, episode_return),
                 episode_length=jnp.where(info["done"], 0, episode_length),
+                agent_episode_length=jnp.where(info["done"], 0, agent_episode_length),
             )
             return c, None
 
@@ -153,7 +165,12 @@ def evaluate_hivex_protocol(
 ) -> dict[str, Any]:
     """HIVEX test runs of `policy` (params with a leading run axis `[R, ...]`, R = `protocol.runs`; None
     for a parameter-free policy) -> per-run summary points and the cell value (mean over runs of each
-    run's mean summary point), as plain Python numbers. `label` names the policy on the progress bar."""
+    run's mean summary point), as plain Python numbers. `label` names the policy on the progress bar.
+
+    Two episode lengths, both as means of per-window means like the returns: `world_episode_length` (how
+    many decisions the world's episode lasted, credited to every agent) and `agent_episode_length` (each
+    agent's decisions while it was active: HIVEX's `Environment/Episode Length`). `episode_length` is the
+    world's, kept under its old name for results written before the per-agent count."""
     runs = protocol.runs
     init_all, run_chunk = _make_chunk(env, env_params, policy, protocol, chunk)
     carry = init_all(runs)
@@ -177,18 +194,24 @@ def evaluate_hivex_protocol(
         bar.close()
     sums = np.asarray(carry["window_return_sum"], np.float64)
     lengths = np.asarray(carry["window_length_sum"], np.float64)
+    agent_lengths = np.asarray(carry["window_agent_length_sum"], np.float64)
     counts = np.asarray(carry["window_agent_episodes"], np.float64)
     per_run = []
     for r in range(runs):
         logged = counts[r] > 0  # ML-Agents writes no Cumulative Reward point for a window without episodes
         points = (sums[r][logged] / counts[r][logged]).tolist()
         length_points = (lengths[r][logged] / counts[r][logged]).tolist()
+        agent_length_points = (agent_lengths[r][logged] / counts[r][logged]).tolist()
         per_run.append(
             {
                 "summary_points": points,
                 "episode_length_points": length_points,
                 "mean": float(np.mean(points)) if points else float("nan"),
+                "agent_episode_length_points": agent_length_points,
                 "episode_length_mean": float(np.mean(length_points)) if points else float("nan"),
+                "agent_episode_length_mean": (
+                    float(np.mean(agent_length_points)) if points else float("nan")
+                ),
                 "episodes": int(np.asarray(carry["episode"])[r]),
                 "agent_steps": int(min(np.asarray(carry["agent_steps"])[r], protocol.agent_steps)),
             }
@@ -199,5 +222,7 @@ def evaluate_hivex_protocol(
         "test_run": dataclasses.asdict(protocol),
         "cell": float(np.mean(means)),
         "episode_length": float(np.mean([r["episode_length_mean"] for r in per_run])),
+        "world_episode_length": float(np.mean([r["episode_length_mean"] for r in per_run])),
+        "agent_episode_length": float(np.mean([r["agent_episode_length_mean"] for r in per_run])),
         "runs": per_run,
     }

@@ -91,6 +91,7 @@ def test_summary_windows_by_hand():
     for run in out["runs"]:
         assert run["summary_points"] == pytest.approx([1.5, 7.5, 13.5])
         assert run["episode_length_points"] == pytest.approx([3.0, 3.0, 3.0])
+        assert run["agent_episode_length_points"] == pytest.approx([3.0, 3.0, 3.0])
         assert run["agent_steps"] == 36
     assert out["cell"] == pytest.approx(7.5)
     assert out["protocol"] == "hivex"
@@ -106,6 +107,12 @@ def test_inactive_agents_take_no_agent_steps():
     # window 0: episodes 0,1,2 -> (0+0 + 3+1 + 6+2) / 6 = 2; window 1: episodes 3,4,5 -> (12+16+20)/6 = 8
     assert out["runs"][0]["summary_points"] == pytest.approx([2.0, 8.0])
     assert out["cell"] == pytest.approx(5.0)
+    # episode lengths: the world's episode lasts 3 decisions for both agents; agent 0 is active for 3 of
+    # them, agent 1 for 1, so the per-agent length (HIVEX's, logged per agent) is (3 + 1) / 2 = 2
+    assert out["runs"][0]["episode_length_points"] == pytest.approx([3.0, 3.0])
+    assert out["runs"][0]["agent_episode_length_points"] == pytest.approx([2.0, 2.0])
+    assert out["world_episode_length"] == pytest.approx(3.0)
+    assert out["agent_episode_length"] == pytest.approx(2.0)
 
 
 def test_windows_without_an_episode_write_no_point():
