@@ -67,6 +67,12 @@ def evaluate_main(argv: list[str]) -> int:
         "--runs", type=int, default=None, help="hivex protocol: test runs (default: min(3, seeds))"
     )
     p.add_argument(
+        "--allow-uncomparable",
+        action="store_true",
+        help="hivex protocol: run even when the run's env differs from the published HIVEX cell's (another "
+        "agent count, stress or file worlds, env_options / env_params); the output says it is not comparable",
+    )
+    p.add_argument(
         "overrides",
         nargs="*",
         metavar="key=value",
@@ -172,6 +178,7 @@ def _evaluate_hivex(run_dir: Path, config: Any, args: Any) -> int:
         )
     with user_input():
         hivex_test_run(config.env_id, args.agent_steps, args.runs, args.summary_freq)
+    not_comparable = _hivex_cell_check(run_dir, config, args.allow_uncomparable)
     if args.runs is not None and args.runs > config.num_seeds:
         raise UserError(
             f"--runs {args.runs}: the run has {config.num_seeds} training seed(s); run i tests seed i"
@@ -191,7 +198,35 @@ def _evaluate_hivex(run_dir: Path, config: Any, args: Any) -> int:
     results = evaluate_run_hivex(
         run_dir, args.agent_steps, args.runs, args.summary_freq, baselines=not args.no_baselines
     )
+    if not_comparable:
+        results["not_comparable"] = not_comparable
     out.write_text(json.dumps(results, indent=1))
     print(format_hivex_results(results))
     print(f"wrote {out}")
     return 0
+
+
+def _hivex_cell_check(run_dir: Path, config: Any, allow: bool) -> str | None:
+    """None when the run plays a published HIVEX cell's env (or its env has no HIVEX cells); else
+    "not comparable with HIVEX cell ...: why", which is a UserError unless `allow`."""
+    from hivex_jax.eval.hivex_cells import HIVEX_ENVS, uncomparable_reasons
+
+    if config.env_id not in HIVEX_ENVS:
+        return None
+    cell, reasons = uncomparable_reasons(
+        config.env_id,
+        config.task,
+        config.level,
+        config.num_agents,
+        config.env_options,
+        config.env_params,
+        config.world_files,
+    )
+    if not reasons:
+        return None
+    if not allow:
+        raise UserError(
+            f"run {run_dir} cannot be compared with HIVEX cell {cell.label()}: {'; '.join(reasons)} "
+            "(--allow-uncomparable runs it anyway)"
+        )
+    return f"not comparable with HIVEX cell {cell.label()}: {'; '.join(reasons)}"

@@ -225,6 +225,51 @@ def default_cells() -> list[Cell]:
     )
 
 
+def hivex_cell_of(env_id: str, task: int, level: int | None) -> Cell:
+    """The cell a run of `env_id` at `task` and `level` (None: the env's default, pattern 0 / level 1)
+    stands for, whether HIVEX published it or not."""
+    info = HIVEX_ENVS[env_id]
+    if not info.level_name:
+        return Cell(env_id, int(task), None)
+    default = 0 if info.level_name == "pattern" else 1
+    return Cell(env_id, int(task), default if level is None else int(level))
+
+
+def uncomparable_reasons(
+    env_id: str,
+    task: int,
+    level: int | None,
+    num_agents: int | None = None,
+    env_options: dict | None = None,
+    env_params: dict | None = None,
+    world_files: str | None = None,
+) -> tuple[Cell, list[str]]:
+    """`(the cell, why a run in this env setting cannot be compared with it)`: an unpublished task or
+    level, an agent count other than HIVEX's, static options (stress worlds, file worlds, wake models,
+    message channels, ...) or EnvParams overrides. No reasons: the run plays the published cell's env."""
+    cell = hivex_cell_of(env_id, task, level)
+    info = HIVEX_ENVS[env_id]
+    published = load_published()["envs"][env_id]
+    reasons = []
+    level_key = NO_LEVEL if cell.level is None else str(cell.level)
+    if str(cell.task) not in published["task_names"] or level_key not in published["levels"]:
+        reasons.append("HIVEX published no such cell")
+    if num_agents is not None and int(num_agents) != info.agents:
+        reasons.append(f"num_agents={num_agents} (HIVEX: {info.agents})")
+    options = dict(env_options or {})
+    if world_files:
+        options["world_files"] = world_files
+    if "stress_worlds" in options:
+        reasons.append(f"stress worlds ({options.pop('stress_worlds')})")
+    if "world_files" in options:
+        reasons.append(f"worlds from files ({options.pop('world_files')})")
+    if options:
+        reasons.append("env_options " + ", ".join(f"{k}={v}" for k, v in sorted(options.items())))
+    if env_params:
+        reasons.append("env_params " + ", ".join(f"{k}={v}" for k, v in sorted(env_params.items())))
+    return cell, reasons
+
+
 def published_cells(env_id: str) -> list[Cell]:
     """Every (task, level) cell HIVEX published for `env_id`, in the tables' order."""
     env = load_published()["envs"][env_id]
