@@ -58,10 +58,37 @@ class ServeConfig:
 
 
 def _numeric(value: Any) -> bool:
-    """Whether `value` is a number (bools count) or nested lists of numbers."""
+    """Whether `value` is a number or nested lists of numbers (JSON's true and false are not numbers)."""
     if isinstance(value, list):
         return all(_numeric(v) for v in value)
-    return isinstance(value, NUMBER)
+    return isinstance(value, NUMBER) and not isinstance(value, bool)
+
+
+def _whole(value: Any) -> bool:
+    """Whether every number in `value` (a number or nested lists of numbers) is a whole number."""
+    if isinstance(value, list):
+        return all(_whole(v) for v in value)
+    return isinstance(value, int) or (math.isfinite(value) and value == int(value))
+
+
+def _check_integer_options(env: Any, params: Any, options: Mapping[str, Any]) -> None:
+    """A 400 for a fraction given to an integer EnvParams field: `make` casts 100.5 to 100 silently; a
+    request gets told (non-finite and out-of-range values were refused by `make`'s bounds already)."""
+    for name, value in options.items():
+        field = env.level_field if name == "level" else name
+        dtype = getattr(getattr(params, field or "", None), "dtype", None)
+        if dtype is not None and np.issubdtype(dtype, np.integer) and not _whole(value):
+            raise RequestError(400, f"option {name!r} is an integer field; got {_shown(value)}")
+
+
+MAX_SHOWN = 80  # characters of a client's value quoted back in a refusal
+MAX_DETAIL = 300  # characters of a refusal's one-line detail
+
+
+def _shown(value: Any) -> str:
+    """`repr(value)`, cut to `MAX_SHOWN` characters (an 8000-character id is not echoed back whole)."""
+    text = repr(value)
+    return text if len(text) <= MAX_SHOWN else text[: MAX_SHOWN - 3] + "..."
 
 
 def _power_of_two_at_least(n: int) -> int:
@@ -223,14 +250,16 @@ class HivexServer:
 
     def _check_env_id(self, env_id: Any) -> str:
         if not isinstance(env_id, str) or env_id not in self.env_ids:
-            raise RequestError(404, f"unknown env_id {env_id!r}; served: {', '.join(self.env_ids)}")
+            raise RequestError(404, f"unknown env_id {_shown(env_id)}; served: {', '.join(self.env_ids)}")
         return env_id
 
     def session(self, session_id: Any) -> Session:
         """The open session `session_id`, or a 404."""
         session = self.sessions.get(session_id) if isinstance(session_id, str) else None
         if session is None:
-            raise RequestError(404, f"unknown session_id {session_id!r} (closed, timed out or never opened)")
+            raise RequestError(
+                404, f"unknown session_id {_shown(session_id)} (closed, timed out or never opened)"
+            )
         session.touch()
         return session
 
@@ -293,6 +322,7 @@ class HivexServer:
             env, params = hivex_jax.make(env_id, **options)
             params = env.variant_params(params, task=body.get("task"), level=body.get("level"))
             env.validate_params(params)
+            _check_integer_options(env, params, options)
         except (KeyError, TypeError, ValueError, OverflowError) as exc:
             raise RequestError(400, _one_line(exc)) from exc
         # the place is taken now, before anything awaits (compiling a pool takes seconds), and given back
@@ -582,7 +612,10 @@ def create_app(config: ServeConfig | None = None, *, token: str | None = None) -
         yield
         task.cancel()
 
-    app = FastAPI(title="hivex_jax", version=hivex_jax.__version__, lifespan=lifespan)
+    from hivex_jax.serve.openenv import OPENENV_API_VERSION, add_openenv_routes
+
+    # info.version is the HTTP API's version (OpenEnv's 1.x standard); the package's is in /metadata
+    app = FastAPI(title="hivex_jax", version=OPENENV_API_VERSION, lifespan=lifespan)
     app.state.server = server
     # outermost of the app's own middleware: Host, token and body limits are checked before any route
     app.add_middleware(
@@ -594,7 +627,10 @@ def create_app(config: ServeConfig | None = None, *, token: str | None = None) -
     )
 
     def refuse(status: int, message: str) -> JSONResponse:
-        return JSONResponse({"detail": " ".join(str(message).split())}, status_code=status)
+        detail = " ".join(str(message).split())  # one line, and short whatever the client sent
+        if len(detail) > MAX_DETAIL:
+            detail = detail[: MAX_DETAIL - 3] + "..."
+        return JSONResponse({"detail": detail}, status_code=status)
 
     @app.exception_handler(RequestError)
     async def request_error(request: Request, exc: RequestError) -> JSONResponse:
@@ -682,4 +718,5 @@ def create_app(config: ServeConfig | None = None, *, token: str | None = None) -
     async def close(session_id: str) -> dict[str, Any]:
         return await server.close(session_id)
 
+    add_openenv_routes(app, server, _client)  # /ws, /schema, GET /state, /mcp (docs/serve.md)
     return app

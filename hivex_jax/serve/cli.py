@@ -115,6 +115,11 @@ def _parser() -> ArgumentParser:
         default=1024,
         help="open connections and requests in flight at most; further requests get 503 (default 1024)",
     )
+    p.add_argument(
+        "--manifest",
+        action="store_true",
+        help="print the OpenEnv manifest (openenv.yaml) of the one --env and exit",
+    )
     return p
 
 
@@ -142,6 +147,19 @@ def main(argv: list[str] | None = None) -> int:
     ):
         if value is not None and value > SIZE_LIMITS[option]:  # before any pool is sized by it
             raise UserError(f"{option} must be at most {SIZE_LIMITS[option]:,}; got {value:,}")
+    if args.manifest:
+        if not args.env or len(args.env) != 1:
+            raise UserError("--manifest needs exactly one --env ID (an OpenEnv server serves one env)")
+        try:
+            from hivex_jax.serve.openenv import manifest
+        except ImportError as exc:
+            hint = f'needs the serve extra ({exc.name} is missing): pip install -e ".[serve]"'
+            raise UserError(hint) from exc
+        try:
+            print(manifest(args.env[0], args.port), end="")
+        except ValueError as exc:  # an unknown --env
+            raise UserError(str(exc)) from exc
+        return 0
     token = args.token if args.token is not None else os.environ.get(TOKEN_VARIABLE) or None
     if token is not None and (not token.strip() or not token.isascii() or any(c.isspace() for c in token)):
         raise UserError("--token must be non-empty printable ASCII without spaces")
@@ -183,7 +201,8 @@ def main(argv: list[str] | None = None) -> int:
         port=args.port,
         log_level="warning",
         http=head_timeout_protocol(args.read_timeout),  # h11, closing connections that send no head
-        ws="none",
+        ws="websockets-sansio",  # OpenEnv's clients talk /ws (hivex_jax.serve.openenv)
+        ws_max_size=config.max_body_bytes,  # a larger WebSocket message closes the connection (1009)
         timeout_keep_alive=5,  # an idle keep-alive connection is closed after 5 s
         limit_concurrency=args.max_connections,
         h11_max_incomplete_event_size=16 * 1024,  # a request head (line and headers) is 16 KiB at most

@@ -31,6 +31,9 @@ UNAUTHENTICATED_PATHS = frozenset({"/health"})
 
 
 MAX_JSON_DEPTH = 32  # request bodies nest 5 levels at most (an action's parts); deeper ones are refused
+#: a request head's header bytes; uvicorn's h11 limit (the same figure) holds only for a head that arrives in
+#: pieces: one that arrives in one read (a 70 KB header) was served
+MAX_HEAD_BYTES = 16 * 1024
 
 
 def json_depth(value: Any, stop_after: int = MAX_JSON_DEPTH) -> int:
@@ -128,6 +131,9 @@ class TransportGuard:
         )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "websocket":
+            await self._websocket(scope, receive, send)
+            return
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
@@ -157,7 +163,50 @@ class TransportGuard:
 
         await self.app(scope, replay, send)
 
+    async def _websocket(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """A WebSocket (/ws): Host and token checked at the handshake (refused with the one-line JSON
+        4xx, or close code 1008 where the server cannot send an HTTP reply), and every message is held
+        to `max_body_bytes` (a larger one closes the connection with code 1009, message too big)."""
+        try:
+            self._check_head(scope, None, False)
+        except Refusal as refusal:
+            message = await receive()  # websocket.connect: the handshake is answered after it
+            if message["type"] != "websocket.connect":
+                return
+            if "websocket.http.response" in scope.get("extensions", {}):
+                body = json.dumps({"detail": " ".join(refusal.detail.split())}).encode()
+                headers = [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode()),
+                ]
+                start = {
+                    "type": "websocket.http.response.start",
+                    "status": refusal.status,
+                    "headers": headers,
+                }
+                await send(start)
+                await send({"type": "websocket.http.response.body", "body": body, "more_body": False})
+            else:
+                await send({"type": "websocket.close", "code": 1008, "reason": refusal.detail[:120]})
+            return
+
+        async def bounded_receive() -> Message:
+            message = await receive()
+            if message["type"] == "websocket.receive":
+                text, data = message.get("text"), message.get("bytes")
+                size = len(text.encode("utf-8", "surrogatepass")) if text is not None else len(data or b"")
+                if size > self.max_body_bytes:
+                    reason = f"message is {size} bytes; the limit is {self.max_body_bytes}"
+                    await send({"type": "websocket.close", "code": 1009, "reason": reason})
+                    return {"type": "websocket.disconnect", "code": 1009}
+            return message
+
+        await self.app(scope, bounded_receive, send)
+
     def _check_head(self, scope: Scope, length_text: str | None, has_body: bool) -> None:
+        head_bytes = sum(len(k) + len(v) + 4 for k, v in scope.get("headers", ()))
+        if head_bytes > MAX_HEAD_BYTES:
+            raise Refusal(431, f"request headers are {head_bytes} bytes; the limit is {MAX_HEAD_BYTES}")
         if self.allowed_hosts is not None:
             host = _header(scope, b"host")
             if host is None or normal_host(host) not in self.allowed_hosts:
