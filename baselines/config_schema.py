@@ -203,6 +203,26 @@ class PPOConfig:
             f"x {self.num_steps} = {self.chunk_updates * self.steps_per_update:,} env steps)"
         )
 
+    def recipe_notes(self) -> list[str]:
+        """One warning line per training-only recipe that is still on when training ends: reward weights
+        that never reach the env's own (a curriculum should anneal to them), or a teacher never annealed to 0
+        (the evaluated policy is then partly behaviour cloning of the scripted controller)."""
+        notes = []
+        if self.train_reward_weights and not 0 < self.train_reward_weights_anneal_updates <= self.num_updates:
+            notes.append(
+                f"warning: train_reward_weights {dict(self.train_reward_weights)} never reach the env's "
+                f"weights (train_reward_weights_anneal_updates {self.train_reward_weights_anneal_updates} of "
+                f"{self.num_updates} updates): the policy is trained on another reward than it is "
+                "evaluated on"
+            )
+        if self.teacher_coef > 0 and not 0 < self.teacher_anneal_updates <= self.num_updates:
+            notes.append(
+                f"warning: the teacher is never annealed to 0 (teacher_anneal_updates "
+                f"{self.teacher_anneal_updates} of {self.num_updates} updates): the evaluated policy is "
+                "partly behaviour cloning of the scripted controller"
+            )
+        return notes
+
     # ------------------------------------------------------------------------------ conversions
     def to_dict(self) -> dict[str, Any]:
         out = dataclasses.asdict(self)

@@ -86,9 +86,9 @@ def run_training(
         write_text_atomic(run_dir / "config.yaml", config.to_yaml())
     evaluation = get_evaluation(population, config.test_worlds)
     log(describe_run(config, population, compile_s))
-    rounded = config.rounding_note()
-    if rounded:
-        log(rounded)
+    for note in [config.rounding_note(), *config.recipe_notes()]:
+        if note:
+            log(note)
     hint = scale_hint(config, jax.default_backend())
     if hint:
         log(hint)

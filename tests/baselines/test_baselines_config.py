@@ -361,3 +361,18 @@ def test_the_program_signature_ignores_data_values_but_not_their_switches():
         {"recurrent": "none"},
     ):
         assert program_signature(config.replace(**change)) != same, change
+
+
+def test_recipes_still_on_at_the_end_are_warned_about():
+    """Issue 32's bad input: reward weights that never anneal to the env's, or a teacher never annealed to
+    0 before training ends, give one warning line each; recipes that end in time give none."""
+    # 20480 env steps per seed = 20 updates of 8 envs x 128 steps
+    base = ["total_env_steps=20480", "train_reward_weights={power: 0.5}"]
+    assert load_config(None, base).num_updates == 20
+    assert load_config(None, [*base, "train_reward_weights_anneal_updates=20"]).recipe_notes() == []
+    (constant,) = load_config(None, base).recipe_notes()
+    assert constant.startswith("warning: train_reward_weights {'power': 0.5} never reach the env's weights (")
+    assert "0 of 20 updates" in constant and "\n" not in constant
+    (late,) = load_config(None, [*base, "train_reward_weights_anneal_updates=21"]).recipe_notes()
+    assert "21 of 20 updates" in late
+    assert load_config(None, ["total_env_steps=20480"]).recipe_notes() == []
