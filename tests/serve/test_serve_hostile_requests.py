@@ -195,6 +195,16 @@ CASES = [
     Case("route below an env", "GET", f"/envs/{WFC}/code", 404, NOT_FOUND),
     Case("route below a state", "GET", "/state/{live}/x", 404, NOT_FOUND),
     Case("dot segments", "GET", "/../../etc/passwd", 404, NOT_FOUND, raw=True),
+    # ---- OpenEnv's routes (hivex_jax/serve/openenv.py): plain HTTP refusals; /mcp answers JSON-RPC errors
+    Case("OpenEnv state without id", "GET", "/state", 400, "needs ?session_id="),
+    Case("OpenEnv state unknown id", "GET", "/state?session_id=nope", 404, "unknown session_id 'nope'"),
+    Case("OpenEnv state closed id", "GET", "/state?session_id={closed}", 404, "unknown session_id"),
+    Case("OpenEnv state 5000-char id", "GET", "/state?session_id=" + "x" * 5000, 404, "unknown session_id 'xxx"),
+    Case("schema unknown env", "GET", "/schema?env_id=NoSuchEnv-v0", 404, "unknown env_id"),
+    Case("POST /schema", "POST", "/schema", 405, NOT_ALLOWED),
+    Case("GET /mcp", "GET", "/mcp", 405, NOT_ALLOWED),
+    Case("mcp text/plain", "POST", "/mcp", 415, "application/json", "{}", (("content-type", "text/plain"),)),
+    Case("mcp one byte over", "POST", "/mcp", 413, "limit", '{"x": "' + "a" * (LIMIT - 8) + '"}'),
     # ---- env ids
     Case("describe unknown env", "GET", "/envs/NoSuchEnv-v0", 404, "unknown env_id"),
     Case("describe registered, not served", "GET", f"/envs/{AWS}", 404, "unknown env_id"),
