@@ -119,7 +119,7 @@ def in_process_rewards(env_id: str, world_seed: int, actions: list[dict], **opti
 
 
 def play_with_openenv_client(url: str, env_id: str, world_seed: int, steps: int, **options):
-    """Play with OpenEnv's GenericEnvClient (sync); (team rewards, per-agent rewards, dones, state, actions)."""
+    """Play with OpenEnv's GenericEnvClient (sync): team rewards, per-agent rewards, dones, state, actions."""
     actions = random_actions(env_id, steps, world_seed)
     env_client = GenericEnvClient(base_url=url).sync()
     with env_client:
@@ -178,7 +178,8 @@ def test_every_reply_validates_against_openenv_models_and_bad_messages_get_its_e
             {"type": "step", "data": good},  # after the episode ended
         ],
     )
-    empty, early, reset, bad_json, unknown, not_object, bad_action, bad_seed, step, state, last, ended = replies
+    empty, early, reset, bad_json, unknown, not_object, bad_action, bad_seed = replies[:8]
+    step, state, last, ended = replies[8:]
     assert State.model_validate(WSStateResponse.model_validate(empty).data).step_count == 0
     for reply, code in (
         (early, "SESSION_ERROR"),
@@ -224,7 +225,8 @@ def test_mcp_tools_play_and_grade_an_episode_and_refuse_bad_calls(wfc_url):
     opened = mcp(wfc_url, "tools/call", {"name": "reset", "arguments": {"seed": 1}, "session_id": handle})
     assert opened["result"]["data"]["reward"] is None and opened["result"]["isError"] is False
     action = keyed(WFC, random_actions(WFC, 1, 1)[0])
-    stepped = mcp(wfc_url, "tools/call", {"name": "step", "arguments": {"action": action}, "session_id": handle})
+    call = {"name": "step", "arguments": {"action": action}, "session_id": handle}
+    stepped = mcp(wfc_url, "tools/call", call)
     rewards = stepped["result"]["data"]["observation"]["metadata"]["rewards"]
     assert stepped["result"]["data"]["reward"] == pytest.approx(np.mean(list(rewards.values())), abs=1e-6)
     state = mcp(wfc_url, "tools/call", {"name": "state", "arguments": {}, "session_id": handle})
@@ -237,7 +239,11 @@ def test_mcp_tools_play_and_grade_an_episode_and_refuse_bad_calls(wfc_url):
     assert bad.status_code == 200 and bad.json()["error"]["code"] == -32700
     assert httpx.post(f"{wfc_url}/mcp", json={}).json()["error"]["code"] == -32600
     assert mcp(wfc_url, "tools/destroy")["error"]["code"] == -32601
-    wrong = mcp(wfc_url, "tools/call", {"name": "step", "arguments": {"session_id": handle, "action": action}})
+    wrong = mcp(
+        wfc_url,
+        "tools/call",
+        {**call, "session_id": None, "arguments": {"session_id": handle, "action": action}},
+    )
     assert wrong["error"]["code"] == -32000 and "unknown session_id" in wrong["error"]["message"]
     assert httpx.get(f"{wfc_url}/health").json()["status"] == "healthy"
 
@@ -258,7 +264,8 @@ def test_ws_needs_the_token_and_a_served_host(guarded_app):
             pass
     assert denied.value.status_code == 401 and "Bearer" in denied.value.json()["detail"]
     with pytest.raises(WebSocketDenialResponse) as denied:
-        with client.websocket_connect("/ws", headers={"host": "evil.example", "authorization": "Bearer s3cret"}):
+        foreign = {"host": "evil.example", "authorization": "Bearer s3cret"}
+        with client.websocket_connect("/ws", headers=foreign):
             pass
     assert denied.value.status_code == 421
     with client.websocket_connect("/ws", headers={"authorization": "Bearer s3cret"}) as ws:
@@ -311,3 +318,31 @@ def test_generic_env_client_plays_every_other_env(env_id):
     finally:
         proc.kill()
         proc.wait(timeout=30)
+
+
+def test_a_real_server_closes_a_websocket_message_over_the_body_limit_with_1009(wfc_url):
+    from websockets.exceptions import ConnectionClosed
+
+    with websockets_sync.connect(wfc_url.replace("http://", "ws://") + "/ws", max_size=None) as ws:
+        ws.send(json.dumps({"type": "reset", "data": {"pad": "x" * (2 << 20)}}))  # 2 MiB > the 1 MiB limit
+        with pytest.raises(ConnectionClosed) as closed:
+            ws.recv(timeout=60)
+    assert closed.value.rcvd.code == 1009
+    assert httpx.get(f"{wfc_url}/health").json()["status"] == "healthy"
+
+
+def test_cli_serves_websockets_bounded_by_the_body_limit_and_prints_a_manifest(monkeypatch, capsys):
+    import uvicorn
+
+    from hivex_jax.serve.cli import main as serve_main
+
+    calls: list[dict] = []
+    monkeypatch.setattr(uvicorn, "run", lambda app, **kwargs: calls.append(kwargs))
+    assert serve_main(["--env", WFC]) == 0
+    assert calls[-1]["ws"] == "websockets-sansio" and calls[-1]["ws_max_size"] == ServeConfig().max_body_bytes
+    capsys.readouterr()
+    assert serve_main(["--env", WFC, "--port", "8123", "--manifest"]) == 0
+    text = capsys.readouterr().out
+    assert "spec_version: 1\n" in text and "name: windfarmcontrol-v0\n" in text and "port: 8123\n" in text
+    assert serve_main(["--manifest"]) == 2
+    assert "exactly one --env" in capsys.readouterr().err
