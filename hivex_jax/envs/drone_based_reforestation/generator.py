@@ -36,6 +36,7 @@ from flax import struct
 
 from hivex_jax.core.seeding import seed_from_key
 from hivex_jax.envs.drone_based_reforestation.params import (
+    TASK_GROUP_UP,
     TASK_PICK_UP_SEED,
     TERRAIN_LEVELS_LINEAR,
     DroneParams,
@@ -201,9 +202,12 @@ def spawn_drones(key: jax.Array, world: World, params: DroneParams, num_agents: 
     u = spawn_uniforms(key, num_agents)
     # Default start: a small ring around the station point (inside the charging radius).
     ring = 2.0 * jnp.pi * (jnp.arange(num_agents) / num_agents + u[1])
-    ring_xz = station[jnp.asarray([0, 2])] + params.spawn_ring_radius * jnp.stack(
-        [jnp.cos(ring), jnp.sin(ring)], -1
-    )
+    ring_radius = params.spawn_ring_radius
+    # Group-up: evenly spaced on a wider ring, neighbours beyond the group-up distance (params.py)
+    apart = (params.task == TASK_GROUP_UP) & (params.group_up_spawn_radius > 0)
+    ring = jnp.where(apart, 2.0 * jnp.pi * (jnp.arange(num_agents) / num_agents + u[1, 0]), ring)
+    ring_radius = jnp.where(apart, params.group_up_spawn_radius, ring_radius)
+    ring_xz = station[jnp.asarray([0, 2])] + ring_radius * jnp.stack([jnp.cos(ring), jnp.sin(ring)], -1)
     # Pick-up Seed at Base: a random start within random_spawn_radius of the station.
     r = params.random_spawn_radius * jnp.sqrt(u[2])
     ang = 2.0 * jnp.pi * u[3]

@@ -183,6 +183,11 @@ class DroneParams:
     # --- Group-up [P]
     group_up_distance: jax.Array = _f(5.0)
     group_up_reward: jax.Array = _f(10.0)
+    # Group-up's start (designed; HIVEX is silent): drones evenly spaced on a ring this wide, so that
+    # neighbours start 2 r sin(pi / A) >= 5.2 m apart (A <= 12), beyond group_up_distance: standing still
+    # earns no group-up (on the 3 m default ring the zero action earned ~71 % of the maximum, issue 34).
+    # 0: the default start ring (spawn_ring_radius) as in the other tasks.
+    group_up_spawn_radius: jax.Array = _f(10.0)
     # --- Find Close Tree (eq. 47-48), contradiction 4
     find_tree_mode: jax.Array = _i(FIND_TREE_RADIUS_METRES)
     find_tree_radius: jax.Array = _f(20.0)
@@ -263,6 +268,7 @@ PARAM_BOUNDS: dict[str, tuple[float | str, float | str]] = {
     "running_back_budget": (0.0, 1000.0),
     "group_up_distance": (0.0, 100.0),
     "group_up_reward": (-1000.0, 1000.0),
+    "group_up_spawn_radius": (0.0, 50.0),
     "find_tree_mode": (FIND_TREE_RADIUS_METRES, FIND_TREE_PAPER_FORMULA),
     "find_tree_radius": (0.0, 500.0),
     "find_tree_reward": (-1000.0, 1000.0),

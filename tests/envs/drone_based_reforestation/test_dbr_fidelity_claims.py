@@ -104,6 +104,7 @@ CLAIMS = {
         (100.0, 0),
     ),
     "random start": ("within 120 m", _f("random_spawn_radius"), (120.0,)),
+    "Group-up start": ("on a 10 m ring", _f("group_up_spawn_radius"), (10.0,)),
 }
 
 
