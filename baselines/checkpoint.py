@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import hashlib
 import json
 import logging
 import math
@@ -38,11 +37,10 @@ import jax.numpy as jnp
 import orbax.checkpoint as ocp
 
 import hivex_jax
+from baselines.checkpoint_checksums import first_line, step_damage, write_checksums
 from hivex_jax.core.errors import UserError
 
 CHECKPOINT_DIR = "checkpoints"
-#: the record of a step's files, inside the step's folder
-CHECKSUMS_FILE = "hivex_checksums.json"
 #: where a resuming run moves its damaged steps (beside `checkpoints/`, out of orbax's sight)
 DAMAGED_DIR = "damaged_checkpoints"
 
@@ -130,55 +128,10 @@ def save(run_dir: str | Path, step: int, state: Any, meta: dict[str, Any]) -> Pa
     return Path(run_dir) / CHECKPOINT_DIR / str(step)
 
 
-def _file_digests(step_dir: Path) -> dict[str, dict[str, Any]]:
-    """`{path relative to step_dir: {"size", "sha256"}}` of every file of the step but the record."""
-    digests = {}
-    for path in sorted(p for p in step_dir.rglob("*") if p.is_file()):
-        name = path.relative_to(step_dir).as_posix()
-        if name == CHECKSUMS_FILE or name.startswith(CHECKSUMS_FILE + "."):
-            continue
-        sha = hashlib.sha256()
-        with path.open("rb") as f:
-            for block in iter(lambda: f.read(1 << 20), b""):
-                sha.update(block)
-        digests[name] = {"size": path.stat().st_size, "sha256": sha.hexdigest()}
-    return digests
-
-
-def write_checksums(step_dir: Path) -> None:
-    """Record the size and sha256 of every file of committed step `step_dir`, atomically."""
-    record = {"algorithm": "sha256", "files": _file_digests(step_dir)}
-    tmp = step_dir / f"{CHECKSUMS_FILE}.tmp"
-    with tmp.open("w") as f:
-        json.dump(record, f, indent=0)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, step_dir / CHECKSUMS_FILE)
-
-
 def damage(run_dir: str | Path, step: int) -> str | None:
     """Why checkpoint `step` fails its checksum record (a few words naming the file), or None if it
     passes or has no record."""
-    step_dir = Path(run_dir).resolve() / CHECKPOINT_DIR / str(step)
-    record_path = step_dir / CHECKSUMS_FILE
-    if not record_path.exists():
-        return None
-    try:
-        expected = json.loads(record_path.read_text())["files"]
-        if not isinstance(expected, dict):
-            raise TypeError(type(expected).__name__)
-    except (OSError, ValueError, KeyError, TypeError):  # ValueError covers bad JSON and bad UTF-8
-        return f"unreadable {CHECKSUMS_FILE}"
-    try:
-        actual = _file_digests(step_dir)
-    except OSError as error:  # unreadable, or moved aside by another process meanwhile
-        return f"unreadable file: {_first_line(error)}"
-    for name, want in expected.items():
-        if name not in actual:
-            return f"missing file {name}"
-        if actual[name] != want:
-            return f"checksum mismatch in {name}"
-    return None
+    return step_damage(Path(run_dir).resolve() / CHECKPOINT_DIR / str(step))
 
 
 def latest_step(run_dir: str | Path) -> int | None:
@@ -265,14 +218,9 @@ def read_meta(run_dir: str | Path, step: int | None = None) -> dict[str, Any]:
             try:
                 return _read_meta_file(run_dir, candidate)
             except (OSError, ValueError) as error:  # ValueError covers bad JSON and bad UTF-8
-                why = f"unreadable meta/metadata: {_first_line(error)}"
+                why = f"unreadable meta/metadata: {first_line(error)}"
         damaged.append((candidate, why))
     raise _no_intact(run_dir, damaged)
-
-
-def _first_line(error: BaseException) -> str:
-    text = " ".join(str(error).split()) or type(error).__name__
-    return text if len(text) <= 160 else text[:157] + "..."
 
 
 def restore(
@@ -299,7 +247,7 @@ def restore(
             try:
                 meta = _read_meta_file(run_dir, candidate)
             except (OSError, ValueError) as error:
-                why = f"unreadable meta/metadata: {_first_line(error)}"
+                why = f"unreadable meta/metadata: {first_line(error)}"
         if why is None:
             if check is not None:
                 check(meta)
@@ -308,7 +256,7 @@ def restore(
             except UserError:
                 raise
             except Exception as error:  # orbax/tensorstore found what the checksums could not
-                why = f"orbax cannot read it: {_first_line(error)}"
+                why = f"orbax cannot read it: {first_line(error)}"
         if why is not None:
             damaged.append((candidate, why))
             continue
@@ -351,7 +299,7 @@ def _restore_step(run_dir: str | Path, abstract_state: Any, step: int) -> tuple[
             if "is not compatible with the stored shape" in str(error):  # e.g. another num_envs
                 raise UserError(
                     f"{Path(run_dir) / CHECKPOINT_DIR / str(step)}: the saved training state has other "
-                    f"shapes than the run's config builds now ({_first_line(error)})"
+                    f"shapes than the run's config builds now ({first_line(error)})"
                 ) from None
             if "tree structures do not match" not in str(error):
                 raise

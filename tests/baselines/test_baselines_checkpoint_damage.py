@@ -19,6 +19,7 @@ import yaml
 from trainer_fake_env import TINY_CONFIG
 
 from baselines import checkpoint
+from baselines.checkpoint_checksums import CHECKSUMS_FILE
 from baselines.cli import train_main
 from baselines.cli_evaluate import evaluate_main
 from baselines.evaluation import load_run
@@ -74,8 +75,8 @@ def test_a_save_records_every_file_of_the_step_and_a_restore_checks_it(two_steps
     for name in ("_CHECKPOINT_METADATA", "meta/metadata", "state/_METADATA", "state/manifest.ocdbt"):
         assert name in files
     assert any(name.startswith("state/ocdbt.process_0/d/") for name in files)  # the arrays' data
-    record = json.loads((two_steps / "checkpoints" / str(NEW) / checkpoint.CHECKSUMS_FILE).read_text())
-    assert sorted(record["files"]) == [f for f in files if f != checkpoint.CHECKSUMS_FILE]
+    record = json.loads((two_steps / "checkpoints" / str(NEW) / CHECKSUMS_FILE).read_text())
+    assert sorted(record["files"]) == [f for f in files if f != CHECKSUMS_FILE]
     lines: list[str] = []
     state, meta = checkpoint.restore(two_steps, jax.eval_shape(lambda: _state(1.0)), log=lines.append)
     _assert_equal(state, _state(1.0))
@@ -108,7 +109,7 @@ def test_a_step_without_checksums_still_has_orbaxs_checks(two_steps, tmp_path):
     data file is found by orbax, and reported in the same one line."""
     run = tmp_path / "old"
     shutil.copytree(two_steps, run)
-    (run / "checkpoints" / str(NEW) / checkpoint.CHECKSUMS_FILE).unlink()
+    (run / "checkpoints" / str(NEW) / CHECKSUMS_FILE).unlink()
     data = run / "checkpoints" / str(NEW) / "state" / "d"
     _damage(next(data.iterdir()), "truncate")
     lines: list[str] = []
