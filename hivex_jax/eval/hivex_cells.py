@@ -45,6 +45,8 @@ class HivexEnv:
     stat_map: dict[str, str | None]
     #: statistic-specific caveats shown under the statistics tables
     stat_notes: dict[str, str] = dataclasses.field(default_factory=dict)
+    #: a paragraph under the results table (measured baselines that put a cell's numbers in context)
+    notes: str = ""
 
 
 HIVEX_ENVS: dict[str, HivexEnv] = {
@@ -57,8 +59,10 @@ HIVEX_ENVS: dict[str, HivexEnv] = {
         train_agent_steps=8_000_000,
         test_run=HivexTestRun(agent_steps=8_000_000, summary_freq=40_000),
         verdict="in magnitude only: wind designed",
-        why="The reward (eq. 1-5) and its bound (at most 4999 per 5000-step episode) are HIVEX's, exactly, "
-        "so the numbers have the same scale; but the wind model and the layout coordinates are designed here "
+        why="The reward's equations (eq. 1-5) and its bound (at most 4999 per 5000-step episode) are "
+        "HIVEX's, so the numbers have the same scale; what θ in eq. 1 means is one reading of a "
+        "contradiction in the reference (cos of the misalignment, `theta_mode` = 0; contradiction 18 in "
+        "docs/envs/wind_farm_control.md). The wind model and the layout coordinates are designed here "
         "(NOT FOUND in HIVEX), and how hard the wind is to track sets how close to the bound a policy gets. "
         "With no wake model the pattern only changes where turbines sample the wind.",
         stat_map={
@@ -122,6 +126,14 @@ HIVEX_ENVS: dict[str, HivexEnv] = {
             "Highest Point on Terrain Found": "highest_point_on_terrain_found",
             "Furthest Distance Explored": "furthest_distance_explored",
         },
+        notes="**Doing nothing.** The zero action (every drone, every decision; `python "
+        "scripts/dbr_zero_action_returns.py --tasks 5,7`, worlds 6000-6007, level 1, mean return per "
+        "drone) earns 32.7 in task 5 (Find Highest Point on Landscape) against HIVEX's trained 45.0: the "
+        "terrain height under the start point is paid as the first High Landscape Point Delta (the "
+        "running maximum starts at 0, eq. 43-44), so a task-5 return is to be read against this "
+        "baseline, not against 0. In our Group-up (task 7, not a published cell) drones start 10 m "
+        "apart so that standing still earns no group-up: -1.0 (2,825.3, 71 % of the maximum, on the "
+        "3 m start ring the other tasks use; docs/envs/drone_based_reforestation.md).",
     ),
     "OceanPlasticCollection-v0": HivexEnv(
         short="opc",

@@ -209,19 +209,31 @@ def _level_cols(env: dict[str, Any]) -> list[str]:
 
 
 def _stat_value(result: dict[str, Any] | None, key: str | None) -> float | None:
-    """Our value of a mapped statistic in a cell: the HIVEX-protocol stochastic episode length, or the
-    held-out IPPO stochastic mean over seeds and worlds of the per-agent episode sum."""
+    """Our value of a mapped statistic in a cell: the HIVEX-protocol stochastic per-agent episode length
+    (None for results written before it was counted), or the held-out IPPO stochastic mean over seeds
+    and worlds of the per-agent episode sum."""
     if result is None or key is None:
         return None
     if key == "episode_length":
         hivex = result.get("hivex")
-        return hivex["policies"]["stochastic"]["episode_length"] if hivex else None
+        return hivex["policies"]["stochastic"].get("agent_episode_length") if hivex else None
     held = result.get("held_out")
     if not held:
         return None
     per_world = held["policies"]["stochastic"]["per_world"]
     values = [v for w in per_world if key in w["stats"] for v in _as_list(w["stats"][key])]
     return sum(values) / len(values) if values else None
+
+
+def _world_length(result: dict[str, Any] | None) -> float | None:
+    """The HIVEX-protocol stochastic world episode length of a cell whose results predate the per-agent
+    count (None otherwise): shown in brackets, as a different quantity from HIVEX's."""
+    hivex = (result or {}).get("hivex")
+    if not hivex or "agent_episode_length" in hivex["policies"]["stochastic"]:
+        return None
+    return hivex["policies"]["stochastic"].get(
+        "world_episode_length", hivex["policies"]["stochastic"].get("episode_length")
+    )
 
 
 def _as_list(value: Any) -> list[float]:
@@ -269,6 +281,8 @@ def env_section(env_id: str, results: dict[Cell, dict[str, Any]]) -> list[str]:
                 f"| {_comparable(env_id, result)} |"
             )
     out.append("")
+    if info.notes:
+        out += [info.notes, ""]
     if info.level_name:
         published_series = {int(k): v for k, v in test["rows"]["0"].items()}
         ours = {
@@ -309,8 +323,12 @@ def _stat_section(env_id: str, env: dict[str, Any], mine: dict[Cell, dict[str, A
         "### Logged statistics",
         "",
         "Each cell: HIVEX's test mean, then ours where the cell was run (`HIVEX / ours`). Ours: "
-        "`Environment/Episode Length` is the HIVEX-protocol episode length of IPPO (stochastic); every "
-        "other statistic is the held-out IPPO stochastic mean over seeds and worlds of the per-agent "
+        "`Environment/Episode Length` is the HIVEX-protocol per-agent episode length of IPPO (stochastic): "
+        "each agent's decisions while it was active in the episode, the quantity ML-Agents logs (per "
+        "agent; HIVEX restarts agents one at a time), not the world's episode length, which credits every "
+        "agent with the whole episode. Cells evaluated before the per-agent count show `— (world N)`: "
+        "the world's length N, a different quantity, not comparable with HIVEX's. Every other statistic "
+        "is the held-out IPPO stochastic mean over seeds and worlds of the per-agent "
         "episode sum of "
         'the `info["stats"]` key named in the heading (HIVEX\'s statistics are means over its summary points '
         "of what the Unity env recorded, so a pair compares the same event count or reward sum only where "
@@ -323,7 +341,9 @@ def _stat_section(env_id: str, env: dict[str, Any], mine: dict[Cell, dict[str, A
         stat = table["statistic"]
         key = mapping.get(stat)
         ours_key = (
-            "HIVEX-protocol episode length" if key == "episode_length" else (f"`{key}`" if key else "—")
+            "HIVEX-protocol per-agent episode length"
+            if key == "episode_length"
+            else (f"`{key}`" if key else "—")
         )
         out.append(f"**`{stat}`** (ours: {ours_key})")
         note = HIVEX_ENVS[env_id].stat_notes.get(stat) or table.get("note")
@@ -339,7 +359,13 @@ def _stat_section(env_id: str, env: dict[str, Any], mine: dict[Cell, dict[str, A
             for level in levels:
                 cell = Cell(env_id, int(task), None if level == NO_LEVEL else int(level))
                 value = _stat_value(mine.get(cell), key)
-                cells.append(_pub(row[level]) + ("" if value is None else f" / {_fmt(value)}"))
+                world = _world_length(mine.get(cell)) if key == "episode_length" else None
+                if value is not None:
+                    cells.append(f"{_pub(row[level])} / {_fmt(value)}")
+                elif world is not None:
+                    cells.append(f"{_pub(row[level])} / — (world {_fmt(world)})")
+                else:
+                    cells.append(_pub(row[level]))
             out.append(f"| {task} {env['task_names'][task]} | " + " | ".join(cells) + " |")
         out.append("")
     return out

@@ -40,18 +40,18 @@ def _held_out(greedy, stochastic, scripted, random, stat_key, stat_per_world):
     }
 
 
-def _hivex(stochastic, scripted, random, length, scale=1.0, runs=(None,)):
+def _hivex(stochastic, scripted, random, length, scale=1.0, runs=(None,), agent_length=None):
+    """eval_hivex.json; `agent_length` None: written before the per-agent episode length was counted."""
     run_means = [stochastic] if runs == (None,) else list(runs)
+    lengths = {"episode_length": length}
+    if agent_length is not None:
+        lengths.update(world_episode_length=length, agent_episode_length=agent_length)
     return {
         "protocol": "hivex",
         "test_run": {"agent_steps": int(8_000_000 * scale), "summary_freq": 40_000, "runs": len(run_means)},
         "agent_steps_scale": scale,
         "policies": {
-            "stochastic": {
-                "cell": stochastic,
-                "episode_length": length,
-                "runs": [{"mean": m} for m in run_means],
-            },
+            "stochastic": {"cell": stochastic, **lengths, "runs": [{"mean": m} for m in run_means]},
             "scripted": {"cell": scripted, "episode_length": length, "runs": [{"mean": scripted}]},
             "random": {"cell": random, "episode_length": length, "runs": [{"mean": random}]},
         },
@@ -84,7 +84,7 @@ def results_folder(tmp_path):
         WFC,
         "task0_level1",
         _held_out(4410.0, 4310.0, 4950.0, 1200.0, ip, [[1.0, 1.0], [1.0, 1.0]]),
-        _hivex(4600.0, 4900.0, 1250.0, 4999.0),
+        _hivex(4600.0, 4900.0, 1250.0, 4999.0, agent_length=4000.0),
     )
     _write(
         tmp_path,
@@ -206,8 +206,12 @@ def test_statistics_tables(results_folder):
     row = _row(section.split("**`")[0], "| 0 Generate Energy (main) |")
     # pattern 0: mean of 4000, 4100, 4200, 4300 (2 seeds x 2 worlds); pattern 3 not run: HIVEX only
     assert row[1] == "4605.9 / 4150.0" and row[2] == "4602.0 / 1.000" and row[4] == "4594.0"
-    length = page.split("**`Environment/Episode Length`** (ours: HIVEX-protocol episode length)")[1]
-    assert _row(length.split("**`")[0], "| 0 Generate Energy (main) |")[1] == "4999.0 / 4999.0"
+    # episode length: ours is the per-agent length (pattern 1); a result from before it was counted shows
+    # the world's length in brackets, not as ours (pattern 0)
+    length = page.split("**`Environment/Episode Length`** (ours: HIVEX-protocol per-agent episode length)")
+    length_row = _row(length[1].split("**`")[0], "| 0 Generate Energy (main) |")
+    assert length_row[1] == "4999.0 / — (world 4999.0)" and length_row[2] == "4999.0 / 4000.0"
+    assert "the world's length N, a different quantity" in page
     # WRM: the held-out stat is there even without a HIVEX-protocol run; its caveat is printed
     wrm = page.split("**`Individual Performance`** (ours: `individual_performance`)")[2]
     assert _row(wrm.split("**`")[0], "| 0 Distribute Resources (main) |")[1] == "17.9 / 31.5"
@@ -271,3 +275,10 @@ def test_page_command_writes_the_page_it_renders(results_folder, tmp_path):
     rendered = results_page.render_page(results_page.load_results(results_folder), command)
     assert out.read_text() == rendered  # no summary.json: no provenance line
     assert "4 cell(s) with results" in done.stdout
+
+
+def test_env_notes_sit_in_their_section(results_folder):
+    page = results_page.render_page(results_page.load_results(results_folder), "cmd")
+    dbr = page.split("## Drone-Based Reforestation")[1].split("\n## ")[0]
+    assert hivex_cells.HIVEX_ENVS["DroneBasedReforestation-v0"].notes in dbr
+    assert page.count("**Doing nothing.**") == 1
