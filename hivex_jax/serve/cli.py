@@ -46,8 +46,9 @@ def finite_number(low: float, high: float, *, low_open: bool = False) -> Callabl
 def _parser() -> ArgumentParser:
     p = ArgumentParser(
         prog="hivex serve",
-        description="Serve registered environments over HTTP (OpenEnv-style routes: /reset, /step, "
-        "/state/{session}, /grade/{session}, DELETE /session/{session}); see docs/serve.md.",
+        description="Serve registered environments over HTTP (routes: /reset, /step, /state/{session}, "
+        "/grade/{session}, DELETE /session/{session}) and OpenEnv's protocol (/ws, /schema, /mcp); "
+        "see docs/serve.md.",
     )
     p.add_argument(
         "--host",
