@@ -22,7 +22,9 @@ from hivex_jax.core.seeding import adapter_episode_key, adapter_step_key, world_
 
 pytest.importorskip("fastapi")
 httpx = pytest.importorskip("httpx")
-pytest.importorskip("openenv.core", reason="openenv-core is not installed (pip install -e '.[dev]' or '.[openenv]')")
+pytest.importorskip(
+    "openenv.core", reason="openenv-core is not installed (pip install -e '.[dev]' or '.[openenv]')"
+)
 websockets_sync = pytest.importorskip("websockets.sync.client")
 
 from openenv.cli._validation import validate_running_environment  # noqa: E402
