@@ -56,6 +56,19 @@ def sweep_main(argv: list[str]) -> int:
     p.add_argument("--out-dir", default="runs", help="where the sweep folder goes (default: runs)")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.add_argument(
+        "--no-fuse",
+        action="store_true",
+        help="one program per combination (default: combinations that differ only in data keys, e.g. "
+        "lr, ent_coef, gamma, task, train as members of one population)",
+    )
+    p.add_argument(
+        "--max-members",
+        type=int,
+        default=None,
+        metavar="N",
+        help="at most N combinations per fused program (a larger population is split)",
+    )
+    p.add_argument(
         "--baseline-entry",
         default=None,
         metavar="COMBINATION",
@@ -68,6 +81,8 @@ def sweep_main(argv: list[str]) -> int:
     p.add_argument("overrides", nargs="*", metavar="key=value", help="config changes for every combination")
     dist.add_distributed_args(p)
     args = p.parse_intermixed_args(argv)
+    if args.max_members is not None and args.max_members < 1:
+        raise UserError(f"--max-members must be at least 1; got {args.max_members}")
     join_processes(args, "hivex sweep")
     main = dist.is_main()  # process 0 prints and writes the summary
     grid: list[tuple[str, list[str]]] = []
@@ -100,11 +115,17 @@ def sweep_main(argv: list[str]) -> int:
 
     for slug, config in zip(slugs, configs, strict=True):  # before anything compiles
         _check_same_config(sweep_dir / slug, config)
+    fused = _run_fused_programs(args, configs, labels, [sweep_dir / slug for slug in slugs], main)
     rows, evals = [], []
-    for label, slug, config in zip(labels, slugs, configs, strict=True):
+    for index, (label, slug, config) in enumerate(zip(labels, slugs, configs, strict=True)):
         run_dir = sweep_dir / slug
         done = _finished_run(run_dir)
-        if done is not None:  # a rerun: this combination finished before
+        if index in fused and "diverged" in fused[index]:
+            rows.append({"combination": label, "run_dir": str(run_dir), "diverged": fused[index]["diverged"]})
+            continue
+        if index in fused:
+            summary = fused[index]
+        elif done is not None:  # a rerun: this combination finished before
             if main:
                 print(f"\n=== {label} === finished earlier: {run_dir}")
             summary = {"run_dir": str(run_dir), "eval": done}
@@ -166,6 +187,44 @@ def sweep_main(argv: list[str]) -> int:
     if evals:
         _sweep_aggregates(sweep_dir, evals, args.baseline_entry, marl_eval_file, sweep_title(configs))
     return 0 if finished else 3
+
+
+def _run_fused_programs(
+    args: Any, configs: list[Any], labels: list[str], run_dirs: list[Path], main: bool
+) -> dict[int, dict[str, Any]]:
+    """Train the combinations that fuse (`baselines.fused.plan_sweep`) as populations, saying the plan
+    first; returns their summaries by combination index (a diverged member: `{"diverged": ...}`). The
+    rest (alone in their program, finished earlier or stopped midway, `--no-fuse`) run one by one after."""
+    from baselines.fused import describe_plan, plan_sweep, run_fused
+
+    pending = [
+        i
+        for i, run_dir in enumerate(run_dirs)
+        if _finished_run(run_dir) is None and checkpoint.latest_step(run_dir) is None
+    ]
+    if dist.process_count() > 1:  # fused populations run on one process's devices for now
+        return {}
+    programs, populations = plan_sweep([configs[i] for i in pending], not args.no_fuse, args.max_members)
+    programs = [[pending[i] for i in program] for program in programs]
+    if main and pending:
+        print(f"hivex sweep: {describe_plan(programs, [c.num_seeds for c in configs])}")
+    out: dict[int, dict[str, Any]] = {}
+    for program in programs:
+        if len(program) < 2:
+            continue
+        if main:
+            print("\n=== " + " | ".join(labels[i] for i in program) + " === (one program)")
+        summaries = run_fused(
+            [configs[i] for i in program],
+            [run_dirs[i] for i in program],
+            progress=not args.no_progress and main,
+            populations=[populations.get(pending.index(i)) for i in program],
+        )
+        for i, summary in zip(program, summaries, strict=True):
+            if "diverged" in summary and main:
+                print(f"hivex sweep: {labels[i]}: {summary['diverged']}", file=sys.stderr)
+            out[i] = summary
+    return out
 
 
 def sweep_title(configs: list[Any]) -> str:

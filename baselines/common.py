@@ -74,6 +74,7 @@ def gae(
     active: jax.Array,
     gamma: float,
     gae_lambda: float,
+    gamma_lambda: Any = None,
 ) -> tuple[jax.Array, jax.Array]:
     """Advantages and value targets, all f32[T, ...].
 
@@ -81,15 +82,17 @@ def gae(
     the observation the step returned *before* any auto-reset, so a truncated episode bootstraps from
     its final observation and a terminated one does not. The recursion
     A_t = delta_t + gamma * lambda * A_{t+1} is cut where the episode (or the agent) ended, so nothing
-    flows across an auto-reset. Steps where the agent was inactive get advantage 0.
+    flows across an auto-reset. Steps where the agent was inactive get advantage 0. `gamma_lambda`, if
+    given, is the product gamma * lambda (a fused member's f32 array, rounded once as the constant is).
     """
+    discount = gamma * gae_lambda if gamma_lambda is None else gamma_lambda
     active = active.astype(jnp.float32)
     deltas = (rewards + gamma * (1.0 - terminated.astype(jnp.float32)) * next_values - values) * active
     cont = 1.0 - (terminated | episode_end).astype(jnp.float32)
 
     def backward(next_advantage, step):
         delta, keep, act = step
-        advantage = act * (delta + gamma * gae_lambda * keep * next_advantage)
+        advantage = act * (delta + discount * keep * next_advantage)
         return advantage, advantage
 
     _, advantages = jax.lax.scan(backward, jnp.zeros_like(values[0]), (deltas, cont, active), reverse=True)
@@ -180,11 +183,15 @@ def ppo_loss(
     ent_coef: float,
     normalize_advantages: bool = True,
     entropy_bonus: jax.Array | None = None,
+    value_clipping: bool | None = None,
 ) -> tuple[jax.Array, dict[str, jax.Array]]:
     """Clipped PPO objective with value clipping and an entropy bonus; every input f32[B] (or any equal
     shapes; mask: which samples count; inactive agents contribute nothing). `entropy_bonus`, if given,
     replaces `ent_coef * entropy` per sample (per-branch coefficients); the `entropy` metric stays the
-    total. Returns `(loss, metrics)`."""
+    total. `value_clipping` (default: `clip_value_eps > 0`) is the static switch when `clip_value_eps` is
+    an array (a fused member's). Returns `(loss, metrics)`."""
+    if value_clipping is None:
+        value_clipping = clip_value_eps > 0
     mask = mask.astype(jnp.float32)
     if normalize_advantages:
         mean = masked_mean(advantages, mask)
@@ -195,7 +202,7 @@ def ppo_loss(
     surrogate = jnp.minimum(ratio * advantages, jnp.clip(ratio, 1.0 - clip_eps, 1.0 + clip_eps) * advantages)
     policy_loss = -masked_mean(surrogate, mask)
     value_error = jnp.square(value - targets)
-    if clip_value_eps > 0:
+    if value_clipping:
         clipped = old_value + jnp.clip(value - old_value, -clip_value_eps, clip_value_eps)
         value_error = jnp.maximum(value_error, jnp.square(clipped - targets))
     value_loss = 0.5 * masked_mean(value_error, mask)
@@ -251,19 +258,25 @@ def env_minibatches(key: jax.Array, batch: tuple[Any, Any], num_minibatches: int
 
 
 # -------------------------------------------------------------------------------------- optimizer
-def make_optimizer(config: PPOConfig) -> optax.GradientTransformation:
+def make_optimizer(
+    config: PPOConfig, lr: Any = None, max_grad_norm: Any = None
+) -> optax.GradientTransformation:
     """Adam with global-norm clipping for params `{"actor": ..., "critic": ...}`; the learning rate
     decays linearly to 0 when `anneal_lr`.
 
     Actor and critic are clipped separately: with returns of order 1 / (1 - gamma), the critic's
-    gradient norm dwarfs the actor's, and one shared clip would all but freeze the policy.
+    gradient norm dwarfs the actor's, and one shared clip would all but freeze the policy. `lr` and
+    `max_grad_norm`, if given, replace the config's (a fused member's f32 arrays; the state's structure is
+    the same).
     """
+    lr_start = config.lr if lr is None else lr
+    max_norm = config.max_grad_norm if max_grad_norm is None else max_grad_norm
     steps_per_update = config.update_epochs * config.num_minibatches
     if config.anneal_lr:
-        lr: Any = optax.linear_schedule(config.lr, 0.0, config.num_updates * steps_per_update)
+        schedule: Any = optax.linear_schedule(lr_start, 0.0, config.num_updates * steps_per_update)
     else:
-        lr = config.lr
-    adam = optax.chain(optax.clip_by_global_norm(config.max_grad_norm), optax.adam(lr, eps=1e-5))
+        schedule = lr_start
+    adam = optax.chain(optax.clip_by_global_norm(max_norm), optax.adam(schedule, eps=1e-5))
 
     def labels(params: dict) -> dict:
         return {name: jax.tree.map(lambda _, n=name: n, part) for name, part in params.items()}

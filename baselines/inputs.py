@@ -46,11 +46,13 @@ class CriticInput:
         self.config, self.centralised = config, config.algo == "mappo"  # MAPPO's config has the critic_*
         self.env, self.env_params, self.training_env = env, env_params, training_env
 
-    def __call__(self, env_state: Any, obs: dict) -> dict:
-        """IPPO: the agents' own observations; MAPPO: `{"vector": f32[N, A, S (+ D) (+ A)]}`."""
+    def __call__(self, env_state: Any, obs: dict, env_params: Any = None) -> dict:
+        """IPPO: the agents' own observations; MAPPO: `{"vector": f32[N, A, S (+ D) (+ A)]}` (of
+        `env_params`, default the ones given at construction: a fused member passes its own)."""
         if not self.centralised:
             return obs
-        state = jax.vmap(self.training_env.global_state, (0, None))(env_state, self.env_params)
+        env_params = self.env_params if env_params is None else env_params
+        state = jax.vmap(self.training_env.global_state, (0, None))(env_state, env_params)
         local = obs["vector"] if self.config.critic_local_obs else None
         return critic_inputs(state, self.env.num_agents, self.config.critic_agent_id, local)
 

@@ -30,6 +30,7 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import optax
 from flax import struct
 
@@ -103,13 +104,53 @@ class Train:
     env: Any
     env_params: Any
     init: Callable[[jax.Array], RunnerState]
-    update_chunk: Callable[[RunnerState], tuple[RunnerState, dict]]
+    update_chunk: Callable[..., tuple[RunnerState, dict]]
     act: Callable[[Any, dict, jax.Array, bool], dict]
     rollout: Callable[[RunnerState], tuple[RunnerState, tuple[Transition, dict]]]
     policy_step: Callable[..., tuple[jax.Array, Any]] | None = None
     initial_memory: Callable[[tuple[int, ...]], jax.Array] | None = None
     replay: Callable[[Any, Transition, jax.Array], tuple[jax.Array, ...]] | None = None
     policy: Any = None
+    training_env: Any = None  # the env stack with its world pool (a fused sweep compares members' pools)
+
+
+#: the PPO scalars a member of a fused population carries as data (`member_data`; `baselines.fused`)
+MEMBER_SCALARS = (
+    "lr",
+    "max_grad_norm",
+    "gamma",
+    "gamma_lambda",  # gamma * gae_lambda, multiplied on the host as the one-config program's constant is
+    "clip_eps",
+    "clip_value_eps",
+    "vf_coef",
+    "ent_coef",
+    "ent_coef_continuous",
+    "ent_coef_discrete",
+)
+
+
+def member_data(config: PPOConfig, env_params: Any) -> dict[str, Any]:
+    """One member's data keys as arrays (f32[] scalars and its `EnvParams`): what `update_chunk(runner,
+    member)` reads instead of the config's constants, so one program trains members that differ in them.
+    Each scalar is the f32 rounding of the constant the one-config program folds in (`gamma_lambda` too:
+    the product is taken in Python floats there), so a member computes what its config computes alone."""
+    scalars = {
+        "lr": config.lr,
+        "max_grad_norm": config.max_grad_norm,
+        "gamma": config.gamma,
+        "gamma_lambda": config.gamma * config.gae_lambda,
+        "clip_eps": config.clip_eps,
+        "clip_value_eps": config.clip_value_eps,
+        "vf_coef": config.vf_coef,
+        "ent_coef": config.ent_coef,
+        "ent_coef_continuous": config.ent_coef
+        if config.ent_coef_continuous is None
+        else config.ent_coef_continuous,
+        "ent_coef_discrete": config.ent_coef
+        if config.ent_coef_discrete is None
+        else config.ent_coef_discrete,
+    }
+    return {**{k: np.float32(v) for k, v in scalars.items()}, "env_params": env_params}
 
 
 def trainable(params: dict) -> dict:
@@ -117,11 +158,16 @@ def trainable(params: dict) -> dict:
     return {"actor": params["actor"], "critic": params["critic"]}
 
 
-def entropy_bonus(config: PPOConfig, continuous: jax.Array, discrete: jax.Array) -> jax.Array | None:
+def entropy_bonus(
+    config: PPOConfig, continuous: jax.Array, discrete: jax.Array, member: dict | None = None
+) -> jax.Array | None:
     """The per-branch entropy bonus when `ent_coef_continuous` or `ent_coef_discrete` is set (an unset
-    one is `ent_coef`); `None`: `ppo_loss` uses `ent_coef` on the total entropy."""
+    one is `ent_coef`); `None`: `ppo_loss` uses `ent_coef` on the total entropy. A fused member's
+    coefficients come from `member` (`member_data`, unset ones already resolved)."""
     if config.ent_coef_continuous is None and config.ent_coef_discrete is None:
         return None
+    if member is not None:
+        return member["ent_coef_continuous"] * continuous + member["ent_coef_discrete"] * discrete
     coef_continuous = config.ent_coef if config.ent_coef_continuous is None else config.ent_coef_continuous
     coef_discrete = config.ent_coef if config.ent_coef_discrete is None else config.ent_coef_discrete
     return coef_continuous * continuous + coef_discrete * discrete
@@ -145,6 +191,12 @@ def make_train(config: PPOConfig, env: Any = None, env_params: Any = None) -> Tr
     training_reward = extensions.training_reward(config, env, env_params)
     auxiliary_losses = extensions.auxiliary_losses(config, env)
 
+    def data(member: dict | None, name: str) -> Any:
+        """A data key's value: the fused member's array, else the config's constant (`member_data`)."""
+        if member is None:
+            return env_params if name == "env_params" else getattr(config, name)
+        return member[name]
+
     def value_of(params: dict, critic_obs: dict) -> jax.Array:
         return critic.apply(params["critic"], normalization.critic_view(params, critic_obs))
 
@@ -167,20 +219,23 @@ def make_train(config: PPOConfig, env: Any = None, env_params: Any = None) -> Tr
         return RunnerState(params, opt_state, env_state, obs, k_run, jnp.int32(0), returns, memory)
 
     # --------------------------------------------------------------------------------- rollout
-    def env_step(runner: RunnerState, _: Any) -> tuple[RunnerState, tuple[Transition, dict]]:
+    def env_step(
+        runner: RunnerState, _: Any, member: dict | None = None
+    ) -> tuple[RunnerState, tuple[Transition, dict]]:
+        step_params = data(member, "env_params")
         rng, k_action, k_env = jax.random.split(runner.rng, 3)
         params = runner.params
         memory, dist, episode_start = policy.act(params, runner.obs, runner.memory)  # batch [N, A]
         action = dist.sample(k_action)
-        critic_obs = critic_input(runner.env_state, runner.obs)
+        critic_obs = critic_input(runner.env_state, runner.obs, step_params)
         value = value_of(params, critic_obs)
         obs, env_state, reward, terminated, _, info, final_obs, final_state = jax.vmap(
             training_env.step, (0, 0, 0, None)
-        )(jax.random.split(k_env, num_envs), runner.env_state, action, env_params)
+        )(jax.random.split(k_env, num_envs), runner.env_state, action, step_params)
         # the reward learnt from; info["episode"] (the "return" metrics) keeps the env's
         reward = training_reward(info, reward, info["active"], runner.update)
         # V of where the step got before auto-reset (observation or global state): the truncation bootstrap
-        next_value = value_of(params, critic_input(final_state, final_obs))
+        next_value = value_of(params, critic_input(final_state, final_obs, step_params))
         episode_end = jnp.broadcast_to(info["done"][:, None], terminated.shape)
         returns, discounted = return_scaler.step(runner.returns, reward, episode_end)
         transition = Transition(
@@ -197,7 +252,7 @@ def make_train(config: PPOConfig, env: Any = None, env_params: Any = None) -> Tr
             discounted_return=discounted,
             episode_start=episode_start,
             extras={
-                k: v for aux in auxiliary_losses for k, v in aux.record(runner.obs, info, env_params).items()
+                k: v for aux in auxiliary_losses for k, v in aux.record(runner.obs, info, step_params).items()
             },
         )
         episode = {k: info["episode"][k] for k in ("done", "return", "length")}
@@ -205,9 +260,11 @@ def make_train(config: PPOConfig, env: Any = None, env_params: Any = None) -> Tr
         runner = runner.replace(obs=obs, env_state=env_state, rng=rng, returns=returns, memory=memory)
         return runner, (transition, episode)
 
-    def rollout(runner: RunnerState) -> tuple[RunnerState, tuple[Transition, dict]]:
+    def rollout(
+        runner: RunnerState, member: dict | None = None
+    ) -> tuple[RunnerState, tuple[Transition, dict]]:
         """`num_steps` env steps: the trajectory `[T, N, A, ...]` and the finished-episode records."""
-        return jax.lax.scan(env_step, runner, None, config.num_steps)
+        return jax.lax.scan(lambda r, x: env_step(r, x, member), runner, None, config.num_steps)
 
     # ------------------------------------------------------------------------------------ loss
     def readout(dist: Any, action: dict, extras: dict) -> tuple:
@@ -217,7 +274,9 @@ def make_train(config: PPOConfig, env: Any = None, env_params: Any = None) -> Tr
             *(aux.readout(dist, extras) for aux in auxiliary_losses),
         )
 
-    def loss_fn(params: dict, obs_norm: Any, minibatch: tuple, coefficients: tuple) -> tuple[jax.Array, dict]:
+    def loss_fn(
+        params: dict, obs_norm: Any, minibatch: tuple, coefficients: tuple, member: dict | None = None
+    ) -> tuple[jax.Array, dict]:
         """PPO's clipped loss on a minibatch (the policy's layout: flat steps or whole sequences), plus
         each auxiliary loss's term weighted by its `coefficients` entry."""
         views = {} if obs_norm is None else {"obs_norm": obs_norm}  # the stats the rollout acted with
@@ -232,12 +291,13 @@ def make_train(config: PPOConfig, env: Any = None, env_params: Any = None) -> Tr
             traj.value,
             targets,
             traj.active,
-            config.clip_eps,
-            config.clip_value_eps,
-            config.vf_coef,
-            config.ent_coef,
+            data(member, "clip_eps"),
+            data(member, "clip_value_eps"),
+            data(member, "vf_coef"),
+            data(member, "ent_coef"),
             config.normalize_advantages,
-            entropy_bonus(config, entropy_continuous, entropy_discrete),
+            entropy_bonus(config, entropy_continuous, entropy_discrete, member),
+            value_clipping=config.clip_value_eps > 0,
         )
         for aux, coefficient, aux_readout in zip(auxiliary_losses, coefficients, aux_out, strict=True):
             term, aux_metrics = aux.loss(coefficient, aux_readout, traj)
@@ -246,11 +306,17 @@ def make_train(config: PPOConfig, env: Any = None, env_params: Any = None) -> Tr
         return loss, metrics
 
     # ---------------------------------------------------- one update: rollout, GAE, PPO epochs
-    def update_step(runner: RunnerState, _: Any) -> tuple[RunnerState, dict]:
+    def update_step(runner: RunnerState, _: Any, member: dict | None = None) -> tuple[RunnerState, dict]:
         obs_norm = runner.params.get("obs_norm")  # fixed through the rollout and its epochs
         coefficients = tuple(aux.coefficient(runner.update) for aux in auxiliary_losses)
         memory0 = runner.memory  # the memory the rollout starts from (recurrent)
-        runner, (traj, episode) = rollout(runner)
+        # a fused member's optimiser: the same transformations (and state structure) on its lr and clip
+        member_optimizer = (
+            optimizer
+            if member is None
+            else make_optimizer(config, lr=member["lr"], max_grad_norm=member["max_grad_norm"])
+        )
+        runner, (traj, episode) = rollout(runner, member)
         returns, rewards, traj = return_scaler.scale(runner.returns, traj)
         runner = runner.replace(returns=returns)
         advantages, targets = gae(
@@ -260,8 +326,9 @@ def make_train(config: PPOConfig, env: Any = None, env_params: Any = None) -> Tr
             traj.terminated,
             traj.episode_end,
             traj.active,
-            config.gamma,
+            config.gamma if member is None else member["gamma"],
             config.gae_lambda,
+            None if member is None else member["gamma_lambda"],
         )
         batch = policy.batch((traj, advantages, targets), memory0)
 
@@ -271,8 +338,10 @@ def make_train(config: PPOConfig, env: Any = None, env_params: Any = None) -> Tr
 
             def minibatch_step(carry: tuple, minibatch: tuple) -> tuple[tuple, dict]:
                 params, opt_state = carry
-                grads, metrics = jax.grad(loss_fn, has_aux=True)(params, obs_norm, minibatch, coefficients)
-                updates, opt_state = optimizer.update(grads, opt_state, params)
+                grads, metrics = jax.grad(loss_fn, has_aux=True)(
+                    params, obs_norm, minibatch, coefficients, member
+                )
+                updates, opt_state = member_optimizer.update(grads, opt_state, params)
                 return (optax.apply_updates(params, updates), opt_state), metrics
 
             minibatches = policy.minibatches(k_shuffle, batch, config.num_minibatches)
@@ -284,7 +353,11 @@ def make_train(config: PPOConfig, env: Any = None, env_params: Any = None) -> Tr
             epoch, (trainable(runner.params), runner.opt_state, k_epochs), None, config.update_epochs
         )
         params = normalization.after_rollout(
-            params, obs_norm, traj, runner.obs, lambda: critic_input(runner.env_state, runner.obs)
+            params,
+            obs_norm,
+            traj,
+            runner.obs,
+            lambda: critic_input(runner.env_state, runner.obs, data(member, "env_params")),
         )
         metrics = {
             **rollout_metrics(traj, {"episode": episode}),
@@ -294,10 +367,22 @@ def make_train(config: PPOConfig, env: Any = None, env_params: Any = None) -> Tr
         runner = runner.replace(params=params, opt_state=opt_state, rng=rng, update=runner.update + 1)
         return runner, metrics
 
-    def update_chunk(runner: RunnerState) -> tuple[RunnerState, dict]:
-        """`chunk_updates` updates in one scan; metrics shaped `[K]` per key."""
-        return jax.lax.scan(update_step, runner, None, config.chunk_updates)
+    def update_chunk(runner: RunnerState, member: dict | None = None) -> tuple[RunnerState, dict]:
+        """`chunk_updates` updates in one scan; metrics shaped `[K]` per key. `member` (`member_data`):
+        the data keys as arrays (a fused population vmaps them with the state); None: the config's."""
+        return jax.lax.scan(lambda r, x: update_step(r, x, member), runner, None, config.chunk_updates)
 
     recurrent_api = (policy.step, policy.initial_memory, policy.replay_steps) if policy.recurrent else ()
     act = policy.evaluation_act
-    return Train(config, env, env_params, init, update_chunk, act, rollout, *recurrent_api, policy=policy)
+    return Train(
+        config,
+        env,
+        env_params,
+        init,
+        update_chunk,
+        act,
+        rollout,
+        *recurrent_api,
+        policy=policy,
+        training_env=training_env,
+    )

@@ -1,0 +1,289 @@
+"""Fused sweeps (issue 33): combinations of a sweep that differ only in data keys train as members of one
+population, members x seeds on one vmapped axis, in one compiled program.
+
+A member carries its data keys as arrays (`baselines.ppo.member_data`: the PPO scalars and its
+`EnvParams`), vmapped with its rows of the state; everything else is one program. Each member still gets
+its own run folder as `hivex train` writes it (config.yaml, metrics.csv, checkpoints, eval.json, plots),
+its held-out evaluation runs the program its config alone would use, so `hivex evaluate`, `transfer` and
+`--protocol hivex` read the folder unchanged.
+
+What fuses (`fusion_key`): configs with the same `program_signature` (static keys and data switches),
+the same values of the data keys the fused trainer does not take per member, and no
+`stop_at_test_return`. Env keys (task, level, env_params) fuse only when the members' training world
+pools are the same arrays (a pregenerated pool is built for one setting) and no reward re-weighting
+reads the task's weights; otherwise those members go into programs of their own.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import jax
+import numpy as np
+
+import hivex_jax
+from baselines.config import PPOConfig
+from baselines.config_schema import keys_of_kind, program_signature
+from baselines.distributed import fetch
+from baselines.guards import first_nonfinite
+from baselines.population import Population, get_population
+from baselines.ppo import make_train, member_data
+from baselines.run_files import MetricsCSV, metric_names, per_update_metrics, write_summary, write_text_atomic
+
+#: data keys a fused member carries as its own values (`member_data`), plus the ones read only by its
+#: own init (`seed`) or its own evaluation program (`eval_seed`)
+PPO_MEMBER_KEYS = frozenset(
+    {
+        "lr",
+        "gamma",
+        "gae_lambda",
+        "clip_eps",
+        "clip_value_eps",
+        "vf_coef",
+        "ent_coef",
+        "ent_coef_continuous",
+        "ent_coef_discrete",
+        "max_grad_norm",
+        "seed",
+        "eval_seed",
+    }
+)
+#: env data keys: per member too, when the training pools agree (`split_by_pool`)
+ENV_MEMBER_KEYS = frozenset({"task", "level", "env_params"})
+
+
+def fusion_key(config: PPOConfig) -> str:
+    """Configs with equal keys can be members of one program: the program signature, the values of the
+    data keys not taken per member, and (reward re-weighting reads the task's weights at build) the env
+    keys when re-weighting is on."""
+    per_member = set(PPO_MEMBER_KEYS) | (set() if config.train_reward_weights else set(ENV_MEMBER_KEYS))
+    fixed = {k: getattr(config, k) for k in keys_of_kind("data") if k not in per_member}
+    return json.dumps(
+        {"signature": program_signature(config), "fixed": fixed},
+        sort_keys=True,
+        default=str,
+    )
+
+
+def plan_programs(
+    configs: Sequence[PPOConfig], fuse: bool = True, max_members: int | None = None
+) -> list[list[int]]:
+    """Indices of `configs` per program, in first-appearance order: one per config with `fuse=False`,
+    else one per `fusion_key`, each cut into programs of at most `max_members` members. A config with
+    `stop_at_test_return` is its own program (fused members do not stop one by one yet)."""
+    if not fuse:
+        return [[i] for i in range(len(configs))]
+    groups: dict[str, list[int]] = {}
+    for i, config in enumerate(configs):
+        alone = config.stop_at_test_return is not None
+        groups.setdefault(f"alone {i}" if alone else fusion_key(config), []).append(i)
+    programs = []
+    for members in groups.values():
+        size = max_members or len(members)
+        programs.extend(members[i : i + size] for i in range(0, len(members), size))
+    return programs
+
+
+def same_pool(a: Any, b: Any) -> bool:
+    """Whether two `Train`s reset from the same training worlds: a pregenerated pool's arrays are equal
+    (it was built for one env setting and ignores the params at reset); a plain pool builds each world
+    from the params it is given, so any two agree."""
+    pool_a, pool_b = getattr(a.training_env.pool, "pool", None), getattr(b.training_env.pool, "pool", None)
+    if pool_a is None or pool_b is None:
+        return pool_a is None and pool_b is None
+    leaves_a, leaves_b = jax.tree.leaves(pool_a), jax.tree.leaves(pool_b)
+    return len(leaves_a) == len(leaves_b) and all(
+        x.shape == y.shape and np.array_equal(np.asarray(x), np.asarray(y))
+        for x, y in zip(leaves_a, leaves_b, strict=True)
+    )
+
+
+def split_by_pool(populations: Sequence[Population]) -> list[list[int]]:
+    """Members (indices) grouped so that each group shares one training pool (`same_pool`)."""
+    groups: list[list[int]] = []
+    for i, population in enumerate(populations):
+        for group in groups:
+            if same_pool(populations[group[0]].train, population.train):
+                group.append(i)
+                break
+        else:
+            groups.append([i])
+    return groups
+
+
+def plan_sweep(
+    configs: Sequence[PPOConfig], fuse: bool = True, max_members: int | None = None
+) -> tuple[list[list[int]], dict[int, Population]]:
+    """`plan_programs`, with a program whose members differ in env keys split by training pool
+    (`split_by_pool`; their trainers are built to compare pools, and returned by index for reuse)."""
+    populations: dict[int, Population] = {}
+    programs = []
+    for program in plan_programs(configs, fuse, max_members):
+        settings = {json.dumps([getattr(configs[i], k) for k in sorted(ENV_MEMBER_KEYS)]) for i in program}
+        if len(settings) < 2:
+            programs.append(program)
+            continue
+        for i in program:
+            populations[i] = Population(make_train(configs[i]))
+        programs.extend(
+            [program[j] for j in group] for group in split_by_pool([populations[i] for i in program])
+        )
+    return programs, populations
+
+
+def describe_plan(programs: Sequence[Sequence[int]], num_seeds: Sequence[int]) -> str:
+    """`"2 programs: 30 members x 3 seeds, 1 member x 3 seeds"` (said before anything compiles)."""
+
+    def count(n: int, noun: str) -> str:
+        return f"{n} {noun}{'s' if n != 1 else ''}"
+
+    parts = [f"{count(len(p), 'member')} x {count(num_seeds[p[0]], 'seed')}" for p in programs]
+    return f"{count(len(programs), 'program')}: " + ", ".join(parts)
+
+
+class FusedPopulation(Population):
+    """Members x seeds of one program on one vmapped axis (row `m * num_seeds + i`: member m, seed i);
+    each row computes with its member's data (`member_data`), each member initialises from its own
+    config (the state its run alone would start from)."""
+
+    def __init__(self, members: Sequence[Population], devices: Sequence[Any] | None = None):
+        self.members = list(members)
+        super().__init__(members[0].train, devices)
+        self.rows = len(members) * self.config.num_seeds
+        data = [
+            member_data(m.config, m.train.env_params) for m in members for _ in range(self.config.num_seeds)
+        ]
+        scalars = {k: np.stack([d[k] for d in data]) for k in data[0] if k != "env_params"}
+        self.member_rows = {**scalars, "env_params": hivex_jax.stack_params([d["env_params"] for d in data])}
+        self._chunk = jax.jit(self._vmapped_chunk)
+
+    def _vmapped_chunk(self, state: Any, member_rows: Any = None) -> tuple[Any, dict]:  # type: ignore[override]
+        state, metrics = jax.vmap(self.train.update_chunk)(state, member_rows)
+        return jax.lax.with_sharding_constraint(state, self.shardings(state)), metrics
+
+    def init(self, seed: int | None = None) -> Any:
+        """Every member's initial state (its own `Population.init`, one device), stacked member-major."""
+        states = [jax.device_get(m.init()) for m in self.members]
+        return jax.tree.map(lambda *xs: jax.numpy.asarray(np.concatenate(xs, axis=0)), *states)
+
+    def abstract_state(self) -> Any:
+        one = jax.eval_shape(self.train.init, jax.random.PRNGKey(self.config.seed))
+        return jax.tree.map(lambda s: jax.ShapeDtypeStruct((self.rows, *s.shape), s.dtype), one)
+
+    def compile(self, state: Any) -> float:
+        start = time.perf_counter()
+        self.compiled = self._chunk.lower(state, self.member_rows).compile()
+        self.compile_s = time.perf_counter() - start
+        return self.compile_s
+
+    def chunk(self, state: Any) -> tuple[Any, dict[str, np.ndarray]]:
+        if self.compiled is None:
+            self.compile(state)
+        state, metrics = self.compiled(state, self.member_rows)
+        return state, fetch(metrics)
+
+    def member_slice(self, tree: Any, m: int) -> Any:
+        """Member m's rows `[num_seeds, ...]` of a population pytree."""
+        s = self.config.num_seeds
+        return jax.tree.map(lambda x: x[m * s : (m + 1) * s], tree)
+
+
+def run_fused(
+    configs: Sequence[PPOConfig],
+    run_dirs: Sequence[Path],
+    progress: bool = True,
+    log: Callable[..., Any] = print,
+    populations: Sequence[Population | None] | None = None,
+) -> list[dict[str, Any]]:
+    """Train `configs` (one fusion key; see `plan_programs`) as one population; each member's run folder
+    is written as `run_training` writes it. Returns per member its summary (with "eval"), or
+    `{"diverged": message}` for a member that went non-finite (its rows are no longer recorded; the
+    others go on). `populations`: members' trainers built already (`plan_sweep`), None where not."""
+    from tqdm.auto import tqdm
+
+    from baselines.evaluation import get_evaluation
+    from baselines.runner import final_evaluation, record_test_returns, save_checkpoint
+
+    populations = populations or [None] * len(configs)
+    members = [p if p is not None else get_population(c) for c, p in zip(configs, populations, strict=True)]
+    population = FusedPopulation(members)
+    config = population.config
+    state = population.init()
+    compile_s = population.compile(state)
+    log(
+        f"{len(configs)} members x {config.num_seeds} seeds in one program "
+        f"({population.rows} rows x {config.num_envs} envs); compiled in {compile_s:.1f} s"
+    )
+    csvs, evaluations = [], []
+    for member, run_dir in zip(members, run_dirs, strict=True):
+        run_dir.mkdir(parents=True, exist_ok=True)
+        (run_dir / "metrics.csv").unlink(missing_ok=True)
+        write_text_atomic(run_dir / "config.yaml", member.config.to_yaml())
+        csvs.append(MetricsCSV(run_dir / "metrics.csv", config.num_seeds, metric_names(member.config)))
+        evaluations.append(get_evaluation(member, member.config.test_worlds))
+    diverged: dict[int, str] = {}
+    steps = config.chunk_updates * config.steps_per_update * config.num_seeds
+    bar = tqdm(
+        total=config.num_chunks * steps * len(members), disable=not progress, desc="fused", unit="step"
+    )
+    start = time.perf_counter()
+    for chunk in range(config.num_chunks):
+        state, raw = population.chunk(state)
+        wall = time.perf_counter() - start
+        finished = chunk + 1 == config.num_chunks
+        for m, member in enumerate(members):
+            if m in diverged:
+                continue
+            raw_m = population.member_slice(raw, m)
+            nonfinite = first_nonfinite(raw_m, chunk * config.chunk_updates)
+            metrics = per_update_metrics(raw_m)
+            if nonfinite is not None:
+                diverged[m] = (
+                    f"non-finite {nonfinite['quantity']} at update {nonfinite['update']} "
+                    f"(seeds {nonfinite['seeds']}); the other members went on"
+                )
+            else:
+                every = member.config.eval_every
+                if (every and (chunk + 1) % every == 0) or finished:
+                    record_test_returns(evaluations[m], population.member_slice(state, m), metrics)
+            csvs[m].append(chunk * config.chunk_updates, config.steps_per_update, wall, metrics)
+            every = member.config.checkpoint_every
+            if nonfinite is None and ((every and (chunk + 1) % every == 0) or finished):
+                save_checkpoint(
+                    run_dirs[m], member.config, population.member_slice(state, m), chunk + 1, wall
+                )
+        bar.update(steps * len(members))
+    bar.close()
+    train_s = time.perf_counter() - start
+    out = []
+    for m, member in enumerate(members):
+        if m in diverged:
+            write_summary(
+                run_dirs[m], {"run_dir": str(run_dirs[m]), "finished": False, "diverged": diverged[m]}
+            )
+            out.append({"run_dir": str(run_dirs[m]), "diverged": diverged[m]})
+            continue
+        summary: dict[str, Any] = {
+            "run_dir": str(run_dirs[m]),
+            "updates_done": config.num_updates,
+            "finished": True,
+            "compile_s": compile_s,
+            "train_s": train_s,
+            "fused_members": len(members),
+            "num_seeds": config.num_seeds,
+            "num_envs": config.num_envs,
+            "devices": len(population.devices),
+            "processes": jax.process_count(),
+            "backend": jax.default_backend(),
+            "jax_version": jax.__version__,
+        }
+        results = final_evaluation(
+            run_dirs[m], member.config, member, evaluations[m], population.member_slice(state, m)
+        )
+        write_summary(run_dirs[m], summary)
+        out.append({**summary, "eval": results})
+    return out

@@ -1,0 +1,142 @@
+"""Fused sweeps (issue 33): combinations that differ only in data keys train as members of one program.
+
+A member computes what its config computes alone: a one-member program gives the alone run's
+metrics.csv (less wall_s) and eval.json byte for byte, with every data key away from its default (the
+data path folds the same f32 constants). Several members: equal up to float summation order, because
+XLA's CPU kernels batch the matmuls and reductions of 2 rows differently from those of 8 (documented in
+docs/training.md "Sweeps")."""
+
+import csv
+import json
+
+import numpy as np
+import pytest
+import yaml
+from trainer_fake_env import TINY_CONFIG
+
+from baselines.cli_sweep import sweep_main
+from baselines.config import from_dict
+from baselines.fused import describe_plan, plan_programs, run_fused
+from baselines.runner import run_training
+
+BASE = {**TINY_CONFIG, "gif_frames": 0, "checkpoint_every": 3}
+# every PPO data key away from its default, and an EnvParams field (the episode length)
+ODD = {
+    "lr": 3e-4,
+    "gamma": 0.97,
+    "gae_lambda": 0.9,
+    "clip_eps": 0.15,
+    "clip_value_eps": 0.3,
+    "vf_coef": 0.7,
+    "ent_coef": 0.02,
+    "ent_coef_discrete": 0.01,
+    "max_grad_norm": 0.3,
+    "env_params": {"max_steps": 10},
+}
+GRID = [("lr", ["1e-3", "3e-4"]), ("env_params.max_steps", ["10", "12"])]
+
+
+def _rows(run_dir):
+    with (run_dir / "metrics.csv").open() as f:
+        rows = list(csv.reader(f))
+    drop = rows[0].index("wall_s")
+    return [r[:drop] + r[drop + 1 :] for r in rows]
+
+
+def _numbers(rows):
+    return np.array([[float(x) if x else np.nan for x in r] for r in rows[1:]])
+
+
+@pytest.fixture(scope="module")
+def sweep(tmp_path_factory):
+    """The grid as one fused `hivex sweep`, and each combination trained alone."""
+    root = tmp_path_factory.mktemp("fused")
+    config_file = root / "base.yaml"
+    config_file.write_text(yaml.safe_dump({**BASE, "clip_value_eps": 0.2}))
+    grid = [f"--grid={k}={','.join(v)}" for k, v in GRID]
+    code = sweep_main(
+        ["--config", str(config_file), *grid, "--name", "s", "--out-dir", str(root), "--no-progress"]
+    )
+    assert code == 0
+    alone = {}  # two of the four (each alone run compiles its own programs): the diagonal
+    for lr, steps in zip(GRID[0][1], GRID[1][1], strict=True):
+        config = from_dict(
+            {**BASE, "clip_value_eps": 0.2, "lr": float(lr), "env_params": {"max_steps": int(steps)}}
+        )
+        slug = f"lr={lr}_env_params.max_steps={steps}"
+        run_training(config, root / "alone" / slug, progress=False, log=lambda *a: None)
+        alone[slug] = root / "alone" / slug
+    return root / "s", alone
+
+
+def test_one_member_program_is_the_alone_run_bit_for_bit(tmp_path):
+    config = from_dict({**BASE, **ODD})
+    run_training(config, tmp_path / "alone", progress=False, log=lambda *a: None)
+    (summary,) = run_fused([config], [tmp_path / "fused"], progress=False, log=lambda *a: None)
+    assert summary["finished"] and summary["fused_members"] == 1
+    assert _rows(tmp_path / "fused") == _rows(tmp_path / "alone")
+    assert (tmp_path / "fused" / "eval.json").read_bytes() == (tmp_path / "alone" / "eval.json").read_bytes()
+
+
+def test_fused_members_equal_their_alone_runs(sweep):
+    sweep_dir, alone = sweep
+    rows = json.loads((sweep_dir / "sweep.json").read_text())
+    assert [r["combination"] for r in rows] == [
+        f"lr={lr},env_params.max_steps={s}" for lr in GRID[0][1] for s in GRID[1][1]
+    ]
+    for slug, alone_dir in alone.items():
+        member = sweep_dir / slug
+        assert json.loads((member / "summary.json").read_text())["fused_members"] == 4
+        fused_rows, alone_rows = _rows(member), _rows(alone_dir)
+        assert fused_rows[0] == alone_rows[0] and len(fused_rows) == len(alone_rows)
+        # float summation order of 8 batched rows vs 2: agreement to ~1e-6, far below lr's effect
+        np.testing.assert_allclose(_numbers(fused_rows), _numbers(alone_rows), rtol=1e-4, atol=1e-5)
+        fused_eval = json.loads((member / "eval.json").read_text())
+        alone_eval = json.loads((alone_dir / "eval.json").read_text())
+        for policy in ("greedy", "stochastic"):
+            np.testing.assert_allclose(
+                fused_eval["policies"][policy]["summary"]["mean"],
+                alone_eval["policies"][policy]["summary"]["mean"],
+                rtol=1e-4,
+            )
+        assert (member / "config.yaml").is_file() and any((member / "checkpoints").iterdir())
+    # the members really differ: another lr, another episode length
+    members = [sweep_dir / r["run_dir"].rsplit("/", 1)[-1] for r in rows]
+    curves = {tuple(np.round(_numbers(_rows(m))[:, 3], 6)) for m in members}
+    assert len(curves) == 4
+
+
+def test_plan_fuses_data_keys_and_splits_static_ones():
+    configs = [
+        from_dict({**BASE, "lr": lr, "hidden_sizes": hidden, "init_log_std": std})
+        for hidden in ([16], [8])
+        for lr in (1e-3, 3e-4)
+        for std in (-0.5,)
+    ] + [from_dict({**BASE, "init_log_std": -1.0})]  # a data key the fused trainer does not take per member
+    programs = plan_programs(configs)
+    assert programs == [[0, 1], [2, 3], [4]]
+    assert (
+        describe_plan(programs, [2] * 5)
+        == "3 programs: 2 members x 2 seeds, 2 members x 2 seeds, 1 member x 2 seeds"
+    )
+    assert plan_programs(configs, fuse=False) == [[0], [1], [2], [3], [4]]
+    assert plan_programs(configs[:2] * 2, max_members=3) == [[0, 1, 2], [3]]
+    assert plan_programs([from_dict({**BASE, "stop_at_test_return": 5.0})] * 2) == [[0], [1]]
+
+
+def test_a_diverging_member_is_tabulated_while_the_others_finish(tmp_path, capsys):
+    config_file = tmp_path / "base.yaml"
+    config_file.write_text(yaml.safe_dump(BASE))
+    args = ["--config", str(config_file), "--grid", "lr=1e30,1e-3", "--name", "d", "--out-dir", str(tmp_path)]
+    assert sweep_main([*args, "--no-progress"]) == 0
+    out, err = capsys.readouterr()
+    assert "1 program: 2 members x 2 seeds" in out
+    assert "lr=1e30: non-finite loss" in err
+    table = (tmp_path / "d" / "sweep.md").read_text()
+    assert "| lr=1e30 | diverged (NaN/inf)" in table and "| lr=1e-3 | " in table
+    assert json.loads((tmp_path / "d" / "lr=1e-3" / "summary.json").read_text())["finished"]
+
+
+def test_max_members_must_be_positive(tmp_path, capsys):
+    assert sweep_main(["--grid", "lr=1e-3,3e-4", "--max-members", "0", "--out-dir", str(tmp_path)]) == 2
+    assert "--max-members must be at least 1; got 0" in capsys.readouterr().err
