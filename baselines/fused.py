@@ -29,10 +29,11 @@ import hivex_jax
 from baselines.config import PPOConfig
 from baselines.config_schema import keys_of_kind, program_signature
 from baselines.distributed import fetch
-from baselines.guards import first_nonfinite
+from baselines.guards import NonFiniteError, first_nonfinite, stop_nonfinite
 from baselines.population import Population, get_population
 from baselines.ppo import make_train, member_data
 from baselines.run_files import MetricsCSV, metric_names, per_update_metrics, write_summary, write_text_atomic
+from hivex_jax.core.errors import one_line
 
 #: data keys a fused member carries as its own values (`member_data`), plus the ones read only by its
 #: own init (`seed`) or its own evaluation program (`eval_seed`)
@@ -201,8 +202,9 @@ def run_fused(
 ) -> list[dict[str, Any]]:
     """Train `configs` (one fusion key; see `plan_programs`) as one population; each member's run folder
     is written as `run_training` writes it. Returns per member its summary (with "eval"), or
-    `{"diverged": message}` for a member that went non-finite (its rows are no longer recorded; the
-    others go on). `populations`: members' trainers built already (`plan_sweep`), None where not."""
+    `{"diverged": message}` for a member that went non-finite (recorded as `run_training` records it;
+    its rows compute on but are no longer recorded or checkpointed, while the others go on).
+    `populations`: members' trainers built already (`plan_sweep`), None where not."""
     from tqdm.auto import tqdm
 
     from baselines.evaluation import get_evaluation
@@ -241,11 +243,11 @@ def run_fused(
             raw_m = population.member_slice(raw, m)
             nonfinite = first_nonfinite(raw_m, chunk * config.chunk_updates)
             metrics = per_update_metrics(raw_m)
-            if nonfinite is not None:
-                diverged[m] = (
-                    f"non-finite {nonfinite['quantity']} at update {nonfinite['update']} "
-                    f"(seeds {nonfinite['seeds']}); the other members went on"
-                )
+            if nonfinite is not None:  # as a run alone: summary.json, a finite checkpoint, the message
+                try:
+                    stop_nonfinite(run_dirs[m], member.config, member, nonfinite, time.perf_counter() - start)
+                except NonFiniteError as exc:
+                    diverged[m] = one_line(exc)
             else:
                 every = member.config.eval_every
                 if (every and (chunk + 1) % every == 0) or finished:
@@ -262,9 +264,6 @@ def run_fused(
     out = []
     for m, member in enumerate(members):
         if m in diverged:
-            write_summary(
-                run_dirs[m], {"run_dir": str(run_dirs[m]), "finished": False, "diverged": diverged[m]}
-            )
             out.append({"run_dir": str(run_dirs[m]), "diverged": diverged[m]})
             continue
         summary: dict[str, Any] = {

@@ -131,7 +131,7 @@ def test_a_diverging_member_is_tabulated_while_the_others_finish(tmp_path, capsy
     assert sweep_main([*args, "--no-progress"]) == 0
     out, err = capsys.readouterr()
     assert "1 program: 2 members x 2 seeds" in out
-    assert "lr=1e30: non-finite loss" in err
+    assert "hivex sweep: lr=1e30: seeds 0, 1 of 2: loss not finite (NaN/inf) at update" in err
     table = (tmp_path / "d" / "sweep.md").read_text()
     assert "| lr=1e30 | diverged (NaN/inf)" in table and "| lr=1e-3 | " in table
     assert json.loads((tmp_path / "d" / "lr=1e-3" / "summary.json").read_text())["finished"]

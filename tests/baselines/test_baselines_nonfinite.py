@@ -131,7 +131,8 @@ def test_sweep_records_a_diverged_combination_and_goes_on(tmp_path, capsys, monk
     monkeypatch.setattr(baselines.runner, "run_training", fake_run_training)
     config = tmp_path / "tiny.yaml"
     config.write_text(yaml.safe_dump({**TINY_CONFIG, "gif_frames": 0}))
-    args = ["--config", str(config), "--out-dir", str(tmp_path), "--no-progress"]
+    # one program per combination: run_training is what is stubbed (test_baselines_fused: fused members)
+    args = ["--config", str(config), "--out-dir", str(tmp_path), "--no-progress", "--no-fuse"]
     assert sweep_main([*args, "--grid", "lr=1e30,0.001"]) == 0
     assert trained == [1e30, 0.001]  # the sweep went on after the divergence
     assert "hivex sweep: lr=1e30: seed 0 of 2: loss not finite" in capsys.readouterr().err

@@ -117,7 +117,8 @@ def test_a_sweep_over_algorithms_names_the_algorithm_per_row(tmp_path, saved, mo
     monkeypatch.setattr(baselines.runner, "run_training", fake_run_training)
     config = tmp_path / "tiny.yaml"
     config.write_text(yaml.safe_dump({**TINY_CONFIG, "gif_frames": 0}))
-    args = ["--config", str(config), "--out-dir", str(tmp_path), "--no-progress"]
+    # one program per combination: run_training is what is stubbed (a fused lr grid trains for real)
+    args = ["--config", str(config), "--out-dir", str(tmp_path), "--no-progress", "--no-fuse"]
     assert sweep_main([*args, "--grid", "algo=ippo,mappo"]) == 0
     title = saved[-1]["titles"][0]
     assert title == f"{TINY_CONFIG['env_id']} task 0: algo per row"
