@@ -272,6 +272,8 @@ def run_fused(
             "finished": True,
             "compile_s": compile_s,
             "train_s": train_s,
+            # the whole population's rate (every member's seeds), as one program ran them
+            "env_steps_per_s": config.env_steps * population.rows / max(train_s, 1e-9),
             "fused_members": len(members),
             "num_seeds": config.num_seeds,
             "num_envs": config.num_envs,

@@ -78,6 +78,7 @@ def test_one_member_program_is_the_alone_run_bit_for_bit(tmp_path):
     assert (tmp_path / "fused" / "eval.json").read_bytes() == (tmp_path / "alone" / "eval.json").read_bytes()
 
 
+@pytest.mark.slow  # a 4-member sweep and 2 alone runs: ~1 min on the loaded 2-core CPU
 def test_fused_members_equal_their_alone_runs(sweep):
     sweep_dir, alone = sweep
     rows = json.loads((sweep_dir / "sweep.json").read_text())
