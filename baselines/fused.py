@@ -28,6 +28,7 @@ import numpy as np
 import hivex_jax
 from baselines.config import PPOConfig
 from baselines.config_schema import keys_of_kind, program_signature
+from baselines.config_values import ConfigError
 from baselines.distributed import fetch
 from baselines.guards import NonFiniteError, first_nonfinite, stop_nonfinite
 from baselines.population import Population, get_population
@@ -193,6 +194,26 @@ class FusedPopulation(Population):
         return jax.tree.map(lambda x: x[m * s : (m + 1) * s], tree)
 
 
+def members_that_fit(population: FusedPopulation) -> int:
+    """How many of the population's members fit the device memory, by XLA's estimate of its compiled
+    chunk (`baselines.memory`; the population keeps the program): all of them, or the share the estimate
+    per member allows (at least 1: a single member too big is refused as `hivex train` refuses it)."""
+    from baselines.memory import check_fits, compile_with_estimate, device_memory_bytes
+
+    members = len(population.members)
+    estimate = compile_with_estimate(population)
+    if estimate is None:
+        return members
+    try:
+        check_fits(population.config, estimate, population.devices)
+        return members
+    except ConfigError:
+        if members == 1:
+            raise
+    have = device_memory_bytes(population.devices[0]) or 0
+    return max(1, int(have // (estimate.peak_bytes / members)))
+
+
 def run_fused(
     configs: Sequence[PPOConfig],
     run_dirs: Sequence[Path],
@@ -214,8 +235,20 @@ def run_fused(
     members = [p if p is not None else get_population(c) for c, p in zip(configs, populations, strict=True)]
     population = FusedPopulation(members)
     config = population.config
+    fit = members_that_fit(population)  # compiled from abstract shapes, before any state exists
+    if fit < len(members):
+        size = -(-len(members) // -(-len(members) // fit))  # the fewest programs, as even as can be
+        log(
+            f"{len(members)} members x {config.num_seeds} seeds do not fit the device (XLA's estimate); "
+            f"training them as {-(-len(members) // size)} programs of at most {size}"
+        )
+        out = []
+        for start in range(0, len(members), size):
+            part = slice(start, start + size)
+            out += run_fused(configs[part], run_dirs[part], progress, log, members[part])
+        return out
+    compile_s = population.compile_s
     state = population.init()
-    compile_s = population.compile(state)
     log(
         f"{len(configs)} members x {config.num_seeds} seeds in one program "
         f"({population.rows} rows x {config.num_envs} envs); compiled in {compile_s:.1f} s"

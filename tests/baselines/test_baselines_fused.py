@@ -141,3 +141,36 @@ def test_a_diverging_member_is_tabulated_while_the_others_finish(tmp_path, capsy
 def test_max_members_must_be_positive(tmp_path, capsys):
     assert sweep_main(["--grid", "lr=1e-3,3e-4", "--max-members", "0", "--out-dir", str(tmp_path)]) == 2
     assert "--max-members must be at least 1; got 0" in capsys.readouterr().err
+
+
+def test_members_that_fit_follow_the_memory_estimate(monkeypatch):
+    # a stand-in population whose compiled chunk XLA estimates at 1 GiB per member, on a 2.5 GiB host
+    from types import SimpleNamespace
+
+    import baselines.memory
+    from baselines.config_values import ConfigError
+    from baselines.fused import members_that_fit
+
+    gib = 2**30
+    monkeypatch.setattr(baselines.memory, "device_memory_bytes", lambda device: int(2.5 * gib))
+
+    def population(members):
+        stats = SimpleNamespace(
+            argument_size_in_bytes=members * gib, output_size_in_bytes=0, temp_size_in_bytes=0
+        )
+        fake = SimpleNamespace(
+            members=[None] * members,
+            config=from_dict(BASE),
+            devices=[SimpleNamespace(platform="cpu", process_index=0)],
+            abstract_state=lambda: None,
+            compile_s=0.0,
+        )
+        fake.compile = lambda state: setattr(fake, "compiled", SimpleNamespace(memory_analysis=lambda: stats))
+        return fake
+
+    assert members_that_fit(population(2)) == 2
+    assert members_that_fit(population(3)) == 2  # 3 GiB > 2.5: two members per program
+    assert members_that_fit(population(8)) == 2
+    monkeypatch.setattr(baselines.memory, "device_memory_bytes", lambda device: gib // 2)
+    with pytest.raises(ConfigError, match="the run needs ~1.0 GiB"):
+        members_that_fit(population(1))  # one member over the memory: refused as hivex train refuses it
