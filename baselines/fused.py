@@ -1,7 +1,7 @@
 """Fused sweeps (issue 33): combinations of a sweep that differ only in data keys train as members of one
 population, members x seeds on one vmapped axis, in one compiled program.
 
-A member carries its data keys as arrays (`baselines.ppo.member_data`: the PPO scalars and its
+A member carries its data keys as arrays (`baselines.member.member_data`: the PPO scalars and its
 `EnvParams`), vmapped with its rows of the state; everything else is one program. Each member still gets
 its own run folder as `hivex train` writes it (config.yaml, metrics.csv, checkpoints, eval.json, plots),
 its held-out evaluation runs the program its config alone would use, so `hivex evaluate`, `transfer` and
@@ -31,8 +31,9 @@ from baselines.config_schema import keys_of_kind, program_signature
 from baselines.config_values import ConfigError
 from baselines.distributed import fetch
 from baselines.guards import NonFiniteError, first_nonfinite, stop_nonfinite
+from baselines.member import member_data
 from baselines.population import Population, get_population
-from baselines.ppo import make_train, member_data
+from baselines.ppo import make_train
 from baselines.run_files import MetricsCSV, metric_names, per_update_metrics, write_summary, write_text_atomic
 from hivex_jax.core.errors import one_line
 

@@ -24,17 +24,18 @@ Every switch off (the default) gives the program without it, bit for bit.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 import optax
 from flax import struct
 
 from baselines import extensions
+from baselines import member as members
 from baselines.common import (
     ReturnScaling,
     TrainingEnv,
@@ -114,63 +115,9 @@ class Train:
     training_env: Any = None  # the env stack with its world pool (a fused sweep compares members' pools)
 
 
-#: the PPO scalars a member of a fused population carries as data (`member_data`; `baselines.fused`)
-MEMBER_SCALARS = (
-    "lr",
-    "max_grad_norm",
-    "gamma",
-    "gamma_lambda",  # gamma * gae_lambda, multiplied on the host as the one-config program's constant is
-    "clip_eps",
-    "clip_value_eps",
-    "vf_coef",
-    "ent_coef",
-    "ent_coef_continuous",
-    "ent_coef_discrete",
-)
-
-
-def member_data(config: PPOConfig, env_params: Any) -> dict[str, Any]:
-    """One member's data keys as arrays (f32[] scalars and its `EnvParams`): what `update_chunk(runner,
-    member)` reads instead of the config's constants, so one program trains members that differ in them.
-    Each scalar is the f32 rounding of the constant the one-config program folds in (`gamma_lambda` too:
-    the product is taken in Python floats there), so a member computes what its config computes alone."""
-    scalars = {
-        "lr": config.lr,
-        "max_grad_norm": config.max_grad_norm,
-        "gamma": config.gamma,
-        "gamma_lambda": config.gamma * config.gae_lambda,
-        "clip_eps": config.clip_eps,
-        "clip_value_eps": config.clip_value_eps,
-        "vf_coef": config.vf_coef,
-        "ent_coef": config.ent_coef,
-        "ent_coef_continuous": config.ent_coef
-        if config.ent_coef_continuous is None
-        else config.ent_coef_continuous,
-        "ent_coef_discrete": config.ent_coef
-        if config.ent_coef_discrete is None
-        else config.ent_coef_discrete,
-    }
-    return {**{k: np.float32(v) for k, v in scalars.items()}, "env_params": env_params}
-
-
 def trainable(params: dict) -> dict:
     """The parameters the optimiser updates (not the running stats)."""
     return {"actor": params["actor"], "critic": params["critic"]}
-
-
-def entropy_bonus(
-    config: PPOConfig, continuous: jax.Array, discrete: jax.Array, member: dict | None = None
-) -> jax.Array | None:
-    """The per-branch entropy bonus when `ent_coef_continuous` or `ent_coef_discrete` is set (an unset
-    one is `ent_coef`); `None`: `ppo_loss` uses `ent_coef` on the total entropy. A fused member's
-    coefficients come from `member` (`member_data`, unset ones already resolved)."""
-    if config.ent_coef_continuous is None and config.ent_coef_discrete is None:
-        return None
-    if member is not None:
-        return member["ent_coef_continuous"] * continuous + member["ent_coef_discrete"] * discrete
-    coef_continuous = config.ent_coef if config.ent_coef_continuous is None else config.ent_coef_continuous
-    coef_discrete = config.ent_coef if config.ent_coef_discrete is None else config.ent_coef_discrete
-    return coef_continuous * continuous + coef_discrete * discrete
 
 
 # -------------------------------------------------------------------------------------- the trainer
@@ -191,11 +138,7 @@ def make_train(config: PPOConfig, env: Any = None, env_params: Any = None) -> Tr
     training_reward = extensions.training_reward(config, env, env_params)
     auxiliary_losses = extensions.auxiliary_losses(config, env)
 
-    def data(member: dict | None, name: str) -> Any:
-        """A data key's value: the fused member's array, else the config's constant (`member_data`)."""
-        if member is None:
-            return env_params if name == "env_params" else getattr(config, name)
-        return member[name]
+    data = functools.partial(members.value, config, env_params)  # (member, key): a member's or the config's
 
     def value_of(params: dict, critic_obs: dict) -> jax.Array:
         return critic.apply(params["critic"], normalization.critic_view(params, critic_obs))
@@ -296,7 +239,7 @@ def make_train(config: PPOConfig, env: Any = None, env_params: Any = None) -> Tr
             data(member, "vf_coef"),
             data(member, "ent_coef"),
             config.normalize_advantages,
-            entropy_bonus(config, entropy_continuous, entropy_discrete, member),
+            members.entropy_bonus(config, entropy_continuous, entropy_discrete, member),
             value_clipping=config.clip_value_eps > 0,
         )
         for aux, coefficient, aux_readout in zip(auxiliary_losses, coefficients, aux_out, strict=True):
@@ -310,12 +253,7 @@ def make_train(config: PPOConfig, env: Any = None, env_params: Any = None) -> Tr
         obs_norm = runner.params.get("obs_norm")  # fixed through the rollout and its epochs
         coefficients = tuple(aux.coefficient(runner.update) for aux in auxiliary_losses)
         memory0 = runner.memory  # the memory the rollout starts from (recurrent)
-        # a fused member's optimiser: the same transformations (and state structure) on its lr and clip
-        member_optimizer = (
-            optimizer
-            if member is None
-            else make_optimizer(config, lr=member["lr"], max_grad_norm=member["max_grad_norm"])
-        )
+        member_optimizer = members.optimizer_for(config, optimizer, member)
         runner, (traj, episode) = rollout(runner, member)
         returns, rewards, traj = return_scaler.scale(runner.returns, traj)
         runner = runner.replace(returns=returns)
@@ -326,9 +264,9 @@ def make_train(config: PPOConfig, env: Any = None, env_params: Any = None) -> Tr
             traj.terminated,
             traj.episode_end,
             traj.active,
-            config.gamma if member is None else member["gamma"],
+            data(member, "gamma"),
             config.gae_lambda,
-            None if member is None else member["gamma_lambda"],
+            data(member, "gamma_lambda"),
         )
         batch = policy.batch((traj, advantages, targets), memory0)
 
@@ -368,21 +306,12 @@ def make_train(config: PPOConfig, env: Any = None, env_params: Any = None) -> Tr
         return runner, metrics
 
     def update_chunk(runner: RunnerState, member: dict | None = None) -> tuple[RunnerState, dict]:
-        """`chunk_updates` updates in one scan; metrics shaped `[K]` per key. `member` (`member_data`):
-        the data keys as arrays (a fused population vmaps them with the state); None: the config's."""
+        """`chunk_updates` updates in one scan; metrics shaped `[K]` per key. `member` (`member_data` of
+        `baselines.member`): the data keys as arrays (a fused population vmaps them with the state); None:
+        the config's."""
         return jax.lax.scan(lambda r, x: update_step(r, x, member), runner, None, config.chunk_updates)
 
     recurrent_api = (policy.step, policy.initial_memory, policy.replay_steps) if policy.recurrent else ()
     act = policy.evaluation_act
-    return Train(
-        config,
-        env,
-        env_params,
-        init,
-        update_chunk,
-        act,
-        rollout,
-        *recurrent_api,
-        policy=policy,
-        training_env=training_env,
-    )
+    parts = {"policy": policy, "training_env": training_env}
+    return Train(config, env, env_params, init, update_chunk, act, rollout, *recurrent_api, **parts)

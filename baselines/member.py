@@ -1,0 +1,86 @@
+"""A member of a fused population (`baselines.fused`): the data keys it carries as arrays instead of the
+config's constants, so one compiled program trains members that differ in them. `make_train` reads every
+data key through `value`; with no member (a plain run) it reads the config, and the program is today's.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import numpy as np
+import optax
+
+from baselines.common import make_optimizer
+from baselines.config import PPOConfig
+
+#: the PPO scalars a member of a fused population carries as data (`member_data`; `baselines.fused`)
+MEMBER_SCALARS = (
+    "lr",
+    "max_grad_norm",
+    "gamma",
+    "gamma_lambda",  # gamma * gae_lambda, multiplied on the host as the one-config program's constant is
+    "clip_eps",
+    "clip_value_eps",
+    "vf_coef",
+    "ent_coef",
+    "ent_coef_continuous",
+    "ent_coef_discrete",
+)
+
+
+def member_data(config: PPOConfig, env_params: Any) -> dict[str, Any]:
+    """One member's data keys as arrays (f32[] scalars and its `EnvParams`): what `update_chunk(runner,
+    member)` reads instead of the config's constants, so one program trains members that differ in them.
+    Each scalar is the f32 rounding of the constant the one-config program folds in (`gamma_lambda` too:
+    the product is taken in Python floats there), so a member computes what its config computes alone."""
+    scalars = {
+        "lr": config.lr,
+        "max_grad_norm": config.max_grad_norm,
+        "gamma": config.gamma,
+        "gamma_lambda": config.gamma * config.gae_lambda,
+        "clip_eps": config.clip_eps,
+        "clip_value_eps": config.clip_value_eps,
+        "vf_coef": config.vf_coef,
+        "ent_coef": config.ent_coef,
+        "ent_coef_continuous": config.ent_coef
+        if config.ent_coef_continuous is None
+        else config.ent_coef_continuous,
+        "ent_coef_discrete": config.ent_coef
+        if config.ent_coef_discrete is None
+        else config.ent_coef_discrete,
+    }
+    return {**{k: np.float32(v) for k, v in scalars.items()}, "env_params": env_params}
+
+
+def entropy_bonus(
+    config: PPOConfig, continuous: jax.Array, discrete: jax.Array, member: dict | None = None
+) -> jax.Array | None:
+    """The per-branch entropy bonus when `ent_coef_continuous` or `ent_coef_discrete` is set (an unset
+    one is `ent_coef`); `None`: `ppo_loss` uses `ent_coef` on the total entropy. A fused member's
+    coefficients come from `member` (`member_data`, unset ones already resolved)."""
+    if config.ent_coef_continuous is None and config.ent_coef_discrete is None:
+        return None
+    if member is not None:
+        return member["ent_coef_continuous"] * continuous + member["ent_coef_discrete"] * discrete
+    coef_continuous = config.ent_coef if config.ent_coef_continuous is None else config.ent_coef_continuous
+    coef_discrete = config.ent_coef if config.ent_coef_discrete is None else config.ent_coef_discrete
+    return coef_continuous * continuous + coef_discrete * discrete
+
+
+def value(config: PPOConfig, env_params: Any, member: dict | None, name: str) -> Any:
+    """A data key's value: the fused member's array, else the config's constant (`gamma_lambda`: None,
+    as `gae` then multiplies the constants itself)."""
+    if member is not None:
+        return member[name]
+    if name == "env_params":
+        return env_params
+    return None if name == "gamma_lambda" else getattr(config, name)
+
+
+def optimizer_for(config: PPOConfig, optimizer: optax.GradientTransformation, member: dict | None) -> Any:
+    """The optimiser a member updates with: the same transformations (and state structure) on its lr and
+    gradient clip; the config's `optimizer` for a plain run."""
+    if member is None:
+        return optimizer
+    return make_optimizer(config, lr=member["lr"], max_grad_norm=member["max_grad_norm"])
