@@ -19,7 +19,8 @@ from baselines.cli import train_main
 from baselines.cli_evaluate import evaluate_main
 from baselines.common import make_env, share_rewards
 from baselines.config import ConfigError, from_dict, load_config, validate_env
-from baselines.evaluation import HeldOutEvaluation, _baseline_policies
+from baselines.eval_policies import baseline_policies
+from baselines.evaluation import HeldOutEvaluation
 from baselines.ppo import make_train
 from baselines.transfer import eval_config
 from hivex_jax.core.errors import UserError
@@ -80,7 +81,7 @@ def test_bad_message_options_are_one_line_errors_before_compiling(tmp_path, caps
 def test_baselines_act_in_the_widened_action_space(channel):
     env, params = hivex_jax.make(ENV_ID, num_agents=3, **channel)
     plain_env, _ = hivex_jax.make(ENV_ID, num_agents=3)
-    names, policy = _baseline_policies(env, params)
+    names, policy = baseline_policies(env, params)
     assert names == ["scripted", "random"]
 
     @jax.jit  # one program: eager calls cost more here than compiling once
