@@ -349,3 +349,35 @@ def test_cli_serves_websockets_bounded_by_the_body_limit_and_prints_a_manifest(m
     assert "spec_version: 1\n" in text and "name: windfarmcontrol-v0\n" in text and "port: 8123\n" in text
     assert serve_main(["--manifest"]) == 2
     assert "exactly one --env" in capsys.readouterr().err
+
+
+def test_the_manifest_names_an_importable_app_serving_its_one_env(monkeypatch):
+    """openenv.yaml's `app:` line is an import string uvicorn resolves to `create_app` for that env alone
+    (with the token from HIVEX_SERVE_TOKEN); importing the module builds no app."""
+    import importlib
+
+    import uvicorn.importer
+    from starlette.testclient import TestClient
+
+    from hivex_jax.serve import asgi
+    from hivex_jax.serve.openenv import manifest
+
+    assert asgi.APPS == {
+        "wind_farm_control": "WindFarmControl-v0",
+        "wildfire_resource_management": "WildfireResourceManagement-v0",
+        "drone_based_reforestation": "DroneBasedReforestation-v0",
+        "ocean_plastic_collection": "OceanPlasticCollection-v0",
+        "aerial_wildfire_suppression": "AerialWildfireSuppression-v0",
+    }
+    monkeypatch.setenv("HIVEX_SERVE_TOKEN", "s3cret")
+    importlib.reload(asgi)
+    assert asgi._built == {}
+    (line,) = [x for x in manifest("OceanPlasticCollection-v0").splitlines() if x.startswith("app: ")]
+    assert line == "app: hivex_jax.serve.asgi:ocean_plastic_collection"
+    app = uvicorn.importer.import_from_string(line.removeprefix("app: "))
+    assert app.state.server.env_ids == ("OceanPlasticCollection-v0",)
+    client = TestClient(app, base_url="http://localhost")
+    assert client.get("/metadata").status_code == 401  # the token applies
+    assert client.get("/metadata", headers={"Authorization": "Bearer s3cret"}).status_code == 200
+    with pytest.raises(AttributeError, match="no app 'nope'"):
+        asgi.nope  # noqa: B018
