@@ -297,7 +297,7 @@ def final_evaluation(
         task=config.task,
         level=config.level,
         num_seeds=config.num_seeds,
-        episode_steps=int(population.train.env_params.max_steps),
+        episode_steps=None,  # full episodes, as `hivex evaluate` without --steps (None there too)
         env_steps_per_seed=config.env_steps,
         eval_seed=config.eval_seed,
     )

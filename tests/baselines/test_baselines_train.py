@@ -18,6 +18,7 @@ from baselines.common import flatten_batch, shuffled_minibatches
 from baselines.config import from_dict
 from baselines.population import Population, get_population
 from baselines.ppo import make_train
+from baselines.run_files import format_results
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -74,6 +75,8 @@ def test_train_resume_evaluate_and_outputs(tmp_path, capsys):
 
     # eval.json: per test world, every seed, both trained variants and the baselines
     assert a["worlds"] == [200, 201]
+    assert a["episode_steps"] is None  # the run plays full episodes: its header says so, not "--steps"
+    assert "full episodes" in format_results(a) and "--steps" not in format_results(a)
     assert set(a["policies"]) == {"greedy", "stochastic", "scripted", "random"}
     world = a["policies"]["greedy"]["per_world"][0]
     assert len(world["return_per_seed"]) == 4 and set(world["reward_terms"]) == {
