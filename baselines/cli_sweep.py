@@ -95,7 +95,10 @@ def sweep_main(argv: list[str]) -> int:
             raise UserError(f"--grid {key} is given twice; list all its values in one --grid {key}=v1,v2")
         grid.append((key, choices))
     combos = list(itertools.product(*[[f"{k}={v}" for v in vs] for k, vs in grid])) or [()]
-    sweep_dir = Path(args.out_dir) / args.name
+    name = args.name
+    if not name.strip() or name in (".", "..") or any(c in name for c in "/\\\0") or len(name.encode()) > 200:
+        raise UserError(f"--name {name[:80]!r} must be a folder name (no '/', not '.' or '..', <= 200 bytes)")
+    sweep_dir = Path(args.out_dir) / name
     configs = [load_config(args.config, [*args.overrides, *combo]) for combo in combos]
     labels = [",".join(combo) or "default" for combo in combos]
     slugs = ["".join(c if c.isalnum() or c in "=.-" else "_" for c in label) for label in labels]

@@ -100,6 +100,8 @@ CASES = [
     (["evaluate", "{tmp}/no_ckpt", "--world-files", "{tmp}/nothing*.npz"], ["matches no file"]),
     # sweep
     (["sweep", "--grid", "num_seeds=1e30,2"], ["num_seeds = ~1e30 is over its bound"]),
+    (["sweep", "--name", "../escape"], ["--name '../escape' must be a folder name"]),
+    (["sweep", "--name", ".."], ["must be a folder name"]),
     (["sweep", "--grid", "lr=1e400,1e-3"], ["lr must be a finite number; got inf"]),
     (["sweep", "--grid", "=1,2"], ["must look like key=v1,v2"]),
     (["sweep", "--grid", "hidden_sizes=[1e9]"], ["layer size 1,000,000,000 is outside"]),
