@@ -17,15 +17,14 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import socket
 import subprocess
-import sys
 import time
 
 import jax
 import numpy as np
 import pytest
+from server_process import start_server, stop
 
 import hivex_jax
 from hivex_jax.core.seeding import adapter_episode_key, adapter_step_key, world_key
@@ -42,33 +41,6 @@ LIMIT = 1 << 20  # the body limit (ServeConfig.max_body_bytes)
 ACTION = [{"continuous": [], "discrete": [1]}] * 8  # a valid WindFarmControl action
 HUGE = "1" + "0" * 5000  # a 5001-digit integer literal (Python's int parser stops at 4300 digits)
 ULPS = 1e-5
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def start_server(*flags: str):
-    port = free_port()
-    env = {**os.environ, "JAX_PLATFORMS": "cpu"}
-    cmd = [sys.executable, "-m", "hivex_jax", "serve", "--port", str(port), *flags]
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 300
-    while True:
-        if proc.poll() is not None:
-            pytest.fail(f"server exited with {proc.returncode}: {proc.stdout.read()[-2000:]}")
-        try:
-            if httpx.get(f"{url}/health", timeout=2).status_code == 200:
-                return proc, port
-        except httpx.TransportError:
-            pass
-        if time.monotonic() > deadline:
-            proc.kill()
-            pytest.fail("server not ready within 300 s")
-        time.sleep(0.2)
 
 
 @dataclasses.dataclass
@@ -89,10 +61,10 @@ def open_session(client: httpx.Client, world_seed: int, max_steps: int = MAX_STE
 @pytest.fixture(scope="module")
 def servers():
     """{'strict': Server, 'open': Server} with the sessions the table's placeholders name."""
-    strict_proc, strict_port = start_server("--env", WFC, "--max-sessions", "6", "--initial-slots", "8")
+    strict_proc, strict_port, _ = start_server("--env", WFC, "--max-sessions", "6", "--initial-slots", "8")
     open_proc = None
     try:
-        open_proc, open_port = start_server(
+        open_proc, open_port, _ = start_server(
             "--env", WFC, "--env", AWS, "--allow-static-options", "--max-sessions", "4",
             "--initial-slots", "4", "--idle-timeout", str(IDLE_TIMEOUT_S),
         )  # fmt: skip
@@ -118,8 +90,7 @@ def servers():
     finally:
         for proc in (strict_proc, open_proc):
             if proc is not None:
-                proc.kill()
-                proc.wait(timeout=30)
+                stop(proc)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -9,15 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import socket
-import subprocess
-import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
+from server_process import running_server
 
 import hivex_jax
 
@@ -37,38 +34,13 @@ GRADE_CAP = 300_000  # scripted steps one grade plays (a 1,000,000-step session 
 WFC_ACTION = [{"discrete": [1]}] * 8
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def base_url():
-    port = free_port()
-    env = {**os.environ, "JAX_PLATFORMS": "cpu"}
-    cmd = [sys.executable, "-m", "hivex_jax", "serve", "--port", str(port), "--env", WFC, "--env", AWS]
-    cmd += ["--max-sessions", str(MAX_SESSIONS), "--max-sessions-per-client", str(PER_CLIENT)]
-    cmd += ["--max-pools", str(MAX_POOLS), "--allow-static-options", "--max-grade-steps", str(GRADE_CAP)]
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 300
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"server exited with {proc.returncode}: {proc.stdout.read()[-2000:]}")
-            try:
-                if httpx.get(f"{url}/health", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail("server not ready within 300 s")
-            time.sleep(0.2)
+    flags = ["--env", WFC, "--env", AWS, "--max-sessions", str(MAX_SESSIONS)]
+    flags += ["--max-sessions-per-client", str(PER_CLIENT), "--max-pools", str(MAX_POOLS)]
+    flags += ["--allow-static-options", "--max-grade-steps", str(GRADE_CAP)]
+    with running_server(*flags) as (_, _, url):
         yield url
-    finally:
-        proc.kill()
-        proc.wait(timeout=30)
 
 
 def client(base_url: str, address: int = 1) -> httpx.Client:

@@ -6,15 +6,13 @@ The server is started once and never compiles an env (no request here gets as fa
 from __future__ import annotations
 
 import json
-import os
 import socket
-import subprocess
-import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+from server_process import running_server
 
 from hivex_jax.serve.cli import main as serve_main
 
@@ -33,39 +31,13 @@ AUTH = {"authorization": f"Bearer {TOKEN}"}
 JSON_AUTH = {**AUTH, "content-type": "application/json"}
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def server():
     """(base url, port, pid) of `hivex serve` bound to 127.0.0.1 with a token from the environment, one
     extra allowed Host name and a short read timeout."""
-    port = free_port()
-    env = {**os.environ, "JAX_PLATFORMS": "cpu", "HIVEX_SERVE_TOKEN": TOKEN}
-    cmd = [sys.executable, "-m", "hivex_jax", "serve", "--port", str(port), "--env", ENV_ID]
-    cmd += ["--read-timeout", str(READ_TIMEOUT_S), "--allowed-host", "hivex.test"]
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 300
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"server exited with {proc.returncode}: {proc.stdout.read()[-2000:]}")
-            try:
-                if httpx.get(f"{url}/health", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail("server not ready within 300 s")
-            time.sleep(0.2)
+    flags = ["--env", ENV_ID, "--read-timeout", str(READ_TIMEOUT_S), "--allowed-host", "hivex.test"]
+    with running_server(*flags, env={"HIVEX_SERVE_TOKEN": TOKEN}) as (proc, port, url):
         yield url, port, proc.pid
-    finally:
-        proc.kill()
-        proc.wait(timeout=30)
 
 
 def assert_one_line_json(response, status: int, words: str) -> None:

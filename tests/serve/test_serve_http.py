@@ -5,16 +5,12 @@ from __future__ import annotations
 
 import functools
 import json
-import os
-import socket
-import subprocess
-import sys
-import time
 from concurrent.futures import ThreadPoolExecutor
 
 import jax
 import numpy as np
 import pytest
+from server_process import running_server
 
 import hivex_jax
 from hivex_jax.core.seeding import adapter_episode_key, adapter_step_key, world_key
@@ -30,39 +26,13 @@ CONCURRENT = 32
 ULPS = 1e-5  # relative and absolute: float32 rounding, far below any reward or observation change
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def base_url():
-    port = free_port()
-    env = {**os.environ, "JAX_PLATFORMS": "cpu"}
     # slots for every session the tests open at once (the 32 concurrent ones plus a few), so one program;
     # a wide batch window so the concurrent test's batches are whole even on a loaded CPU
-    cmd = [sys.executable, "-m", "hivex_jax", "serve", "--port", str(port), "--env", ENV_ID]
-    cmd += ["--max-sessions", "48", "--initial-slots", "64", "--batch-window-ms", "200"]
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 300
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"server exited with {proc.returncode}: {proc.stdout.read()[-2000:]}")
-            try:
-                if httpx.get(f"{url}/health", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail("server not ready within 300 s")
-            time.sleep(0.2)
+    flags = ["--env", ENV_ID, "--max-sessions", "48", "--initial-slots", "64", "--batch-window-ms", "200"]
+    with running_server(*flags) as (_, _, url):
         yield url
-    finally:
-        proc.kill()
-        proc.wait(timeout=30)
 
 
 def reset(client, world_seed: int, **extra) -> dict:

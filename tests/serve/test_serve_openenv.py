@@ -7,15 +7,11 @@ OpenEnv's error shape while the connection survives. Transport guard checks on /
 from __future__ import annotations
 
 import json
-import os
-import socket
-import subprocess
-import sys
-import time
 
 import jax
 import numpy as np
 import pytest
+from server_process import start_server, stop
 
 import hivex_jax
 from hivex_jax.core.seeding import adapter_episode_key, adapter_step_key, world_key
@@ -49,41 +45,19 @@ MAX_STEPS = 5
 OTHERS = [e for e in BUNDLED_ENV_IDS if e != WFC]  # not the tests' own Tiny envs other files register
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def start_server(env_id: str):
+def start_env_server(env_id: str):
     """A `hivex serve --env env_id` subprocess and its URL, once /health answers."""
-    port = free_port()
-    cmd = [sys.executable, "-m", "hivex_jax", "serve", "--port", str(port), "--env", env_id]
-    cmd += ["--max-sessions", "8", "--initial-slots", "2", "--batch-window-ms", "0"]
-    env = {**os.environ, "JAX_PLATFORMS": "cpu"}
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 300
-    while True:
-        if proc.poll() is not None:
-            pytest.fail(f"server exited with {proc.returncode}: {proc.stdout.read()[-2000:]}")
-        try:
-            if httpx.get(f"{url}/health", timeout=2).status_code == 200:
-                return proc, url
-        except httpx.TransportError:
-            pass
-        if time.monotonic() > deadline:
-            proc.kill()
-            pytest.fail("server not ready within 300 s")
-        time.sleep(0.2)
+    proc, _, url = start_server(
+        "--env", env_id, "--max-sessions", "8", "--initial-slots", "2", "--batch-window-ms", "0"
+    )
+    return proc, url
 
 
 @pytest.fixture(scope="module")
 def wfc_url():
-    proc, url = start_server(WFC)
+    proc, url = start_env_server(WFC)
     yield url
-    proc.kill()
-    proc.wait(timeout=30)
+    stop(proc)
 
 
 def random_actions(env_id: str, steps: int, seed: int) -> list[dict]:
@@ -310,7 +284,7 @@ def test_schema_of_every_env_accepts_its_actions_and_refuses_a_missing_agent(env
 @pytest.mark.slow
 @pytest.mark.parametrize("env_id", OTHERS)
 def test_generic_env_client_plays_every_other_env(env_id):
-    proc, url = start_server(env_id)
+    proc, url = start_env_server(env_id)
     try:
         team, per_agent, dones, state, actions = play_with_openenv_client(url, env_id, 2, 4, max_steps=4)
         reference = in_process_rewards(env_id, 2, actions, max_steps=4)
@@ -319,8 +293,7 @@ def test_generic_env_client_plays_every_other_env(env_id):
         assert dones[-1] is True and state["step_count"] == 4
         assert validate_running_environment(url)["summary"]["passed_count"] == 6
     finally:
-        proc.kill()
-        proc.wait(timeout=30)
+        stop(proc)
 
 
 def test_a_real_server_closes_a_websocket_message_over_the_body_limit_with_1009(wfc_url):
