@@ -210,17 +210,24 @@ def _candidates(run_dir: str | Path, step: int | None) -> list[int]:
 def read_meta(run_dir: str | Path, step: int | None = None) -> dict[str, Any]:
     """The JSON record of checkpoint `step` (default: the newest whose checksums and record are
     intact; `DamagedCheckpointError` if none is)."""
-    steps = _candidates(run_dir, step)
     damaged: list[tuple[int, str]] = []
-    for candidate in steps:
-        why = damage(run_dir, candidate)
+    for candidate in _candidates(run_dir, step):
+        meta, why = _intact_meta(run_dir, candidate)
         if why is None:
-            try:
-                return _read_meta_file(run_dir, candidate)
-            except (OSError, ValueError) as error:  # ValueError covers bad JSON and bad UTF-8
-                why = f"unreadable meta/metadata: {first_line(error)}"
+            return meta
         damaged.append((candidate, why))
     raise _no_intact(run_dir, damaged)
+
+
+def _intact_meta(run_dir: str | Path, step: int) -> tuple[dict[str, Any] | None, str | None]:
+    """`(record, None)` of a step that passes its checksums and whose record reads, else `(None, why)`."""
+    why = damage(run_dir, step)
+    if why is not None:
+        return None, why
+    try:
+        return _read_meta_file(run_dir, step), None
+    except (OSError, ValueError) as error:  # ValueError covers bad JSON and bad UTF-8
+        return None, f"unreadable meta/metadata: {first_line(error)}"
 
 
 def restore(
@@ -239,15 +246,9 @@ def restore(
     (the training process resuming) moved to `damaged_checkpoints/` so new saves can take their steps.
     `check(meta)` runs on a checkpoint's record before its arrays are read (its errors propagate).
     A damaged `step` given explicitly, or no intact checkpoint: `DamagedCheckpointError`, one line."""
-    steps = _candidates(run_dir, step)
     damaged: list[tuple[int, str]] = []
-    for candidate in steps:
-        why = damage(run_dir, candidate)
-        if why is None:
-            try:
-                meta = _read_meta_file(run_dir, candidate)
-            except (OSError, ValueError) as error:
-                why = f"unreadable meta/metadata: {first_line(error)}"
+    for candidate in _candidates(run_dir, step):
+        meta, why = _intact_meta(run_dir, candidate)
         if why is None:
             if check is not None:
                 check(meta)

@@ -31,7 +31,7 @@ from baselines.config_schema import keys_of_kind, program_signature
 from baselines.config_values import ConfigError
 from baselines.distributed import fetch
 from baselines.guards import NonFiniteError, first_nonfinite, stop_nonfinite
-from baselines.member import member_data
+from baselines.member import MEMBER_SCALARS, member_data
 from baselines.population import Population, get_population
 from baselines.ppo import make_train
 from baselines.run_files import MetricsCSV, metric_names, per_update_metrics, write_summary, write_text_atomic
@@ -39,22 +39,7 @@ from hivex_jax.core.errors import one_line
 
 #: data keys a fused member carries as its own values (`member_data`), plus the ones read only by its
 #: own init (`seed`) or its own evaluation program (`eval_seed`)
-PPO_MEMBER_KEYS = frozenset(
-    {
-        "lr",
-        "gamma",
-        "gae_lambda",
-        "clip_eps",
-        "clip_value_eps",
-        "vf_coef",
-        "ent_coef",
-        "ent_coef_continuous",
-        "ent_coef_discrete",
-        "max_grad_norm",
-        "seed",
-        "eval_seed",
-    }
-)
+PPO_MEMBER_KEYS = (frozenset(MEMBER_SCALARS) - {"gamma_lambda"}) | {"gae_lambda", "seed", "eval_seed"}
 #: env data keys: per member too, when the training pools agree (`split_by_pool`)
 ENV_MEMBER_KEYS = frozenset({"task", "level", "env_params"})
 
