@@ -32,6 +32,15 @@ def make_env(config: PPOConfig) -> tuple[Any, Any]:
     return env, params
 
 
+def training_params(config: PPOConfig, env_params: Any) -> Any:
+    """The `EnvParams` training rollouts play: `env_params` with `train_env_params` on top (made and
+    bounds-checked by `hivex_jax.make` as `env_params` are); evaluation keeps `env_params`."""
+    if not config.train_env_params:
+        return env_params
+    _, overridden = make_env(config.replace(env_params={**config.env_params, **config.train_env_params}))
+    return env_params.replace(**{name: getattr(overridden, name) for name in config.train_env_params})
+
+
 class TrainingEnv:
     """`EpisodeStatistics(AutoReset(WorldPool(env, train_worlds), final_obs=True, final_state=True))`:
     the trainer's env stack on `hivex_jax.wrappers`' one auto-reset, which also hands back the pre-reset

@@ -79,6 +79,28 @@ def validate_env(config: PPOConfig) -> None:
         raise ConfigError(message) from exc
     check_env_fit(config, env, env_params)
     check_world_pool(config, env, env_params)
+    check_train_env_params(config)
+
+
+def check_train_env_params(config: PPOConfig) -> None:
+    """Raise a one-line `ConfigError` naming `train_env_params` if `hivex_jax.make` refuses its fields
+    (unknown, or outside the env's bounds) or it sets the task (a data key of its own)."""
+    from baselines.common import make_env
+
+    if not config.train_env_params:
+        return
+    if "task" in config.train_env_params:
+        raise ConfigError("train_env_params cannot set the task: training and evaluation play `task`")
+    try:
+        _, params = make_env(config.replace(env_params={**config.env_params, **config.train_env_params}))
+    except (KeyError, TypeError, ValueError, OverflowError) as exc:
+        raise ConfigError(f"train_env_params {dict(config.train_env_params)}: {one_line(exc)}") from exc
+    static = [name for name in config.train_env_params if not hasattr(params, name)]
+    if static:
+        raise ConfigError(
+            f"train_env_params takes EnvParams fields only; {static} are static options of {config.env_id} "
+            "(they change the program: set them in env_options for training and evaluation)"
+        )
 
 
 #: the most a pregenerated training world pool may hold (`PregeneratedWorldPool`'s own limit)

@@ -141,6 +141,9 @@ class PPOConfig:
     teacher_coef: float = data_key("extensions", 0.0, is_on)
     teacher_where: str = static_key("extensions", "all")  # "all" or "safety" (env.scripted_safety_mask)
     teacher_anneal_updates: int = data_key("extensions", 0, is_on)
+    # EnvParams field overrides for training rollouts only, on top of env_params (evaluation plays
+    # env_params): e.g. {max_steps: 500} for ten times the episode starts per env step
+    train_env_params: dict = data_key("extensions", {})
     # --- evaluation, logging, outputs
     # RNG stream of evaluation, independent of training seeds (the evaluation program's PRNG key)
     eval_seed: int = data_key("run", 12345)

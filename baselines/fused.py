@@ -143,7 +143,7 @@ class FusedPopulation(Population):
         super().__init__(members[0].train, devices)
         self.rows = len(members) * self.config.num_seeds
         data = [
-            member_data(m.config, m.train.env_params) for m in members for _ in range(self.config.num_seeds)
+            member_data(m.config, m.train.train_params) for m in members for _ in range(self.config.num_seeds)
         ]
         scalars = {k: np.stack([d[k] for d in data]) for k in data[0] if k != "env_params"}
         self.member_rows = {**scalars, "env_params": hivex_jax.stack_params([d["env_params"] for d in data])}

@@ -46,6 +46,7 @@ from baselines.common import (
     make_optimizer,
     ppo_loss,
     rollout_metrics,
+    training_params,
 )
 from baselines.config import PPOConfig, check_env_fit
 from baselines.inputs import CriticInput, ObsNormalization, ReturnScaler
@@ -113,6 +114,7 @@ class Train:
     replay: Callable[[Any, Transition, jax.Array], tuple[jax.Array, ...]] | None = None
     policy: Any = None
     training_env: Any = None  # the env stack with its world pool (a fused sweep compares members' pools)
+    train_params: Any = None  # the EnvParams training plays (`env_params` + `train_env_params`)
 
 
 def trainable(params: dict) -> dict:
@@ -127,18 +129,19 @@ def make_train(config: PPOConfig, env: Any = None, env_params: Any = None) -> Tr
     if env is None:
         env, env_params = make_env(config)
     check_env_fit(config, env, env_params)  # a one-line ConfigError before anything compiles
-    training_env = TrainingEnv(env, config.train_worlds, env_params, config.pregenerate_worlds)
+    train_params = training_params(config, env_params)  # evaluation plays env_params
+    training_env = TrainingEnv(env, config.train_worlds, train_params, config.pregenerate_worlds)
     num_envs, num_agents = config.num_envs, env.num_agents
     normalization = ObsNormalization(config)
-    critic_input = CriticInput(config, env, env_params, training_env)
+    critic_input = CriticInput(config, env, train_params, training_env)
     policy = make_policy(config, env, normalization.actor_view)
     critic = Critic(config.hidden_sizes, config.cnn_channels, config.activation)
     optimizer = make_optimizer(config)
     return_scaler = ReturnScaler(config)
-    training_reward = extensions.training_reward(config, env, env_params)
+    training_reward = extensions.training_reward(config, env, train_params)
     auxiliary_losses = extensions.auxiliary_losses(config, env)
 
-    data = functools.partial(members.value, config, env_params)  # (member, key): a member's or the config's
+    data = functools.partial(members.value, config, train_params)  # (member, key): a member's or the config's
 
     def value_of(params: dict, critic_obs: dict) -> jax.Array:
         return critic.apply(params["critic"], normalization.critic_view(params, critic_obs))
@@ -148,7 +151,7 @@ def make_train(config: PPOConfig, env: Any = None, env_params: Any = None) -> Tr
         """One seed's runner state. Call it outside `vmap` (orthogonal init uses QR; see population)."""
         k_actor, k_critic, k_env, k_run = jax.random.split(key, 4)
         obs, env_state = jax.vmap(training_env.reset, (0, None))(
-            jax.random.split(k_env, num_envs), env_params
+            jax.random.split(k_env, num_envs), train_params
         )
         critic_obs = critic_input(env_state, obs)
         params = {
@@ -313,5 +316,5 @@ def make_train(config: PPOConfig, env: Any = None, env_params: Any = None) -> Tr
 
     recurrent_api = (policy.step, policy.initial_memory, policy.replay_steps) if policy.recurrent else ()
     act = policy.evaluation_act
-    parts = {"policy": policy, "training_env": training_env}
+    parts = {"policy": policy, "training_env": training_env, "train_params": train_params}
     return Train(config, env, env_params, init, update_chunk, act, rollout, *recurrent_api, **parts)
