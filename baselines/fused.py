@@ -41,7 +41,7 @@ from hivex_jax.core.errors import one_line
 #: own init (`seed`) or its own evaluation program (`eval_seed`)
 PPO_MEMBER_KEYS = (frozenset(MEMBER_SCALARS) - {"gamma_lambda"}) | {"gae_lambda", "seed", "eval_seed"}
 #: env data keys: per member too, when the training pools agree (`split_by_pool`)
-ENV_MEMBER_KEYS = frozenset({"task", "level", "env_params"})
+ENV_MEMBER_KEYS = frozenset({"task", "level", "env_params", "train_env_params"})
 
 
 def fusion_key(config: PPOConfig) -> str:

@@ -16,7 +16,9 @@ from trainer_fake_env import TINY_CONFIG
 
 from baselines.cli_sweep import sweep_main
 from baselines.config import from_dict
-from baselines.fused import describe_plan, plan_programs, run_fused
+from baselines.fused import FusedPopulation, describe_plan, plan_programs, run_fused
+from baselines.population import Population
+from baselines.ppo import make_train
 from baselines.runner import run_training
 
 BASE = {**TINY_CONFIG, "gif_frames": 0, "checkpoint_every": 3}
@@ -123,6 +125,13 @@ def test_plan_fuses_data_keys_and_splits_static_ones():
     assert plan_programs(configs, fuse=False) == [[0], [1], [2], [3], [4]]
     assert plan_programs(configs[:2] * 2, max_members=3) == [[0, 1, 2], [3]]
     assert plan_programs([from_dict({**BASE, "stop_at_test_return": 5.0})] * 2) == [[0], [1]]
+    # training-only env params are env data: one program (members split only if their pools differ)
+    shorter = [from_dict({**BASE, "train_env_params": {"max_steps": m}}) for m in (4, 6)]
+    assert plan_programs(shorter) == [[0, 1]]
+    # each member's rows carry its own training params; evaluation keeps the env's (12 steps)
+    fused = FusedPopulation([Population(make_train(c)) for c in shorter])
+    np.testing.assert_array_equal(fused.member_rows["env_params"].max_steps, [4, 4, 6, 6])
+    assert [int(p.train.env_params.max_steps) for p in fused.members] == [12, 12]
 
 
 def test_a_diverging_member_is_tabulated_while_the_others_finish(tmp_path, capsys):
