@@ -52,10 +52,46 @@ def _targets(out: Path) -> list[str]:
     return lines + [""]
 
 
+def _sweeps(out: Path) -> list[str]:
+    """The fused-sweep table of a `PART=sweeps` run (issue 33): per sweep folder its combinations, rows
+    (combinations x seeds), wall seconds of its step and env steps per second over every row; then the
+    --no-fuse / fused wall-time ratio of each grid measured both ways."""
+    folders = sorted(p for p in out.glob("sweep_*") if p.is_dir())
+    if not folders:
+        return []
+    lines = ["## Fused sweeps against --no-fuse (hivex sweep)", ""]
+    lines += [
+        "| sweep | combinations | rows (x seeds) | wall s | env steps/s, all rows |",
+        "|---|---|---|---|---|",
+    ]
+    walls = {}
+    for folder in folders:
+        step = _load(out / f"step_{folder.name}.json")
+        evals = [_load(p) for p in sorted(folder.glob("*/eval.json"))]
+        evals = [e for e in evals if e is not None]
+        if step is None or step.get("exit") != 0 or not evals:
+            lines.append(f"| {folder.name} | failed or timed out (see log.txt) | | | |")
+            continue
+        rows = sum(e["num_seeds"] for e in evals)
+        steps = sum(e["num_seeds"] * e["env_steps_per_seed"] for e in evals)
+        wall = walls[folder.name] = step["seconds"]
+        lines.append(f"| {folder.name} | {len(evals)} | {rows} | {wall} | {steps / max(wall, 1):.3g} |")
+    for name, wall in walls.items():
+        grid = name.removesuffix("_fused")
+        alone = walls.get(grid + "_nofuse") if name.endswith("_fused") else None
+        if alone:
+            lines.append(f"\n{grid}: --no-fuse takes {alone / max(wall, 1):.2f}x the fused wall time.")
+    return lines + [""]
+
+
 def summary(out: Path) -> str:
     """The summary of `out` as Markdown lines."""
     lines = [f"# GPU report ({out})", "", "```", (out / "env.txt").read_text().strip(), "```", ""]
 
+    sweeps = _sweeps(out)
+    if sweeps and not (out / "time_to_target").is_dir():  # a PART=sweeps folder
+        return "\n".join(lines + sweeps)
+    lines += sweeps
     targets = _targets(out)
     lines += targets
     trains = sorted(out.glob("train_*seeds.json"), key=lambda p: int(p.stem.split("_")[1][:-5]))

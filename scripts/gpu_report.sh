@@ -10,6 +10,11 @@
 # stopping at its target (a fraction of the scripted controller's held-out return, in the config) or at
 # its step limit (T_TARGET s, default 150): about 12 minutes at most, a session's device budget on its own.
 #
+# PART=sweeps (issue 33) times fused sweeps against --no-fuse, each as one `hivex sweep`: Wind Farm Control
+# lr x ent_coef 3 x 3 and Wildfire Resource Management levels 1-10, 3 seeds each, at the CPU configs' sizes
+# (8 envs per seed: the small config that leaves a GPU idle), and a 256-member WFC sweep (16 lr x 16
+# ent_coef, 1 seed each) in one program. About 8 minutes at most.
+#
 # Writes into $OUT: env.txt (device, versions), train_<n>seeds.json (end-to-end IPPO throughput at
 # 4,096 worlds x 128 steps; peer_train_mpe.json: the same on JaxMARL MPE), time_to_target/ (a
 # `hivex train` run that stops at 0.92 of the 4999-decision maximum, with summary.json), bench_<env>.json
@@ -37,7 +42,9 @@ step() {  # step <name> <timeout_s> <command...>: run, log, never abort the scri
   echo "=== $name (limit ${limit}s): $*" | tee -a "$LOG"
   local start=$SECONDS
   timeout "$limit" "$@" >>"$LOG" 2>&1
-  echo "=== $name: exit $? after $((SECONDS - start)) s" | tee -a "$LOG"
+  local status=$?
+  echo "{\"exit\": $status, \"seconds\": $((SECONDS - start))}" >"$OUT/step_$name.json"
+  echo "=== $name: exit $status after $((SECONDS - start)) s" | tee -a "$LOG"
 }
 
 {
@@ -47,6 +54,32 @@ step() {  # step <name> <timeout_s> <command...>: run, log, never abort the scri
 'jaxlib', jaxlib.__version__, jax.devices())"
 } >"$OUT/env.txt" 2>&1
 cat "$OUT/env.txt"
+
+if [ "${PART:-all}" = "sweeps" ]; then
+  STEPS=20480; SWEEP_WORLDS="6000:6002"; LRS16="" ; ENTS16=""; N=16
+  [ "${SMALL:-0}" = "1" ] && STEPS=2048 && SWEEP_WORLDS="6000:6001" && N=4
+  for i in $(seq 0 $((N - 1))); do  # N log-spaced values each: lr 1e-4..1e-2, ent_coef 1e-4..3e-2
+    LRS16="$LRS16${LRS16:+,}$(python3 -c "print(f'{1e-4 * 100 ** ($i / ($N - 1)):.3g}')")"
+    ENTS16="$ENTS16${ENTS16:+,}$(python3 -c "print(f'{1e-4 * 300 ** ($i / ($N - 1)):.3g}')")"
+  done
+  COMMON="total_env_steps=$STEPS gif_frames=0 eval_every=0 checkpoint_every=0 test_worlds=$SWEEP_WORLDS"
+  for fuse in fused nofuse; do
+    FLAG=""; [ "$fuse" = "nofuse" ] && FLAG="--no-fuse"
+    # shellcheck disable=SC2086  # COMMON and FLAG are lists of arguments
+    step "sweep_wfc_lr_ent_$fuse" 150 env HIVEX_JAX_CACHE_DIR= python3 -m hivex_jax sweep --no-progress $FLAG \
+      --grid lr=3e-4,1e-3,3e-3 --grid ent_coef=0.001,0.005,0.01 num_seeds=3 $COMMON \
+      --out-dir "$OUT" --name "sweep_wfc_lr_ent_$fuse"
+    # shellcheck disable=SC2086
+    step "sweep_wrm_levels_$fuse" 150 env HIVEX_JAX_CACHE_DIR= python3 -m hivex_jax sweep --no-progress $FLAG \
+      --config configs/ippo_wildfire_resource_management.yaml --grid level=1,2,3,4,5,6,7,8,9,10 num_seeds=3 \
+      $COMMON --out-dir "$OUT" --name "sweep_wrm_levels_$fuse"
+  done
+  # shellcheck disable=SC2086
+  step sweep_wfc_256 150 env HIVEX_JAX_CACHE_DIR= python3 -m hivex_jax sweep --no-progress \
+    --grid "lr=$LRS16" --grid "ent_coef=$ENTS16" num_seeds=1 $COMMON --out-dir "$OUT" --name sweep_wfc_256
+  python3 scripts/gpu_report_summary.py "$OUT" | tee "$OUT/summary.md"
+  exit 0
+fi
 
 if [ "${PART:-all}" = "targets" ]; then
   T_TARGET=${T_TARGET:-150}

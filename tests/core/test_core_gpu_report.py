@@ -130,3 +130,22 @@ def test_summary_of_a_targets_run_lists_every_env(tmp_path):
     )
     assert "failed or timed out" in rows["aerial_wildfire_suppression"]
     assert "End-to-end" not in text  # a targets-only folder has no throughput section
+
+
+def test_summary_of_a_sweeps_run_tables_each_sweep_and_the_fusion_ratio(tmp_path):
+    (tmp_path / "env.txt").write_text("NVIDIA H200, jax 0.11.2")
+    for name, seconds in (("sweep_wfc_lr_ent_fused", 40), ("sweep_wfc_lr_ent_nofuse", 100)):
+        (tmp_path / f"step_{name}.json").write_text(json.dumps({"exit": 0, "seconds": seconds}))
+        for combination in ("lr=1e-3", "lr=3e-3"):
+            run = tmp_path / name / combination
+            run.mkdir(parents=True)
+            (run / "eval.json").write_text(json.dumps({"num_seeds": 3, "env_steps_per_seed": 20480}))
+    (tmp_path / "sweep_wfc_256").mkdir()
+    (tmp_path / "step_sweep_wfc_256.json").write_text(json.dumps({"exit": 124, "seconds": 150}))
+    text = gpu_report.summary(tmp_path)
+    # 2 combinations x 3 seeds x 20,480 env steps = 122,880 in 40 s = 3,072 env steps/s
+    assert "| sweep_wfc_lr_ent_fused | 2 | 6 | 40 | 3.07e+03 |" in text
+    assert "| sweep_wfc_lr_ent_nofuse | 2 | 6 | 100 | 1.23e+03 |" in text
+    assert "sweep_wfc_lr_ent: --no-fuse takes 2.50x the fused wall time." in text
+    assert "| sweep_wfc_256 | failed or timed out (see log.txt) |" in text
+    assert "Time to 0.92" not in text  # a PART=sweeps folder has only its own table
