@@ -3,8 +3,10 @@
 A study is a list of cells. Each is trained into its own run folder (kept when finished, resumed from its
 newest checkpoint when stopped), then evaluated unless its result is already recorded, and its result is
 recorded as it goes: a row of a results JSON rewritten atomically after each cell (`ResultsFile`), or a
-file the evaluation writes in the run folder. The caller renders its table or page at the end from what
-was recorded, so a study stopped anywhere continues where it stopped when run again.
+file the evaluation writes in the run folder. A cell may also write a committed record of its results
+once it is trained and evaluated (`StudyCell.record`; `hivex_jax.eval.result_records`), since run folders
+are machine-local. The caller renders its table or page at the end from what was recorded, so a study
+stopped anywhere continues where it stopped when run again.
 `scripts/hivex_results.py`, `scripts/suite_results.py`, `scripts/memorisation_probe.py` and
 `scripts/messages_demo.py` are studies.
 """
@@ -38,6 +40,8 @@ class StudyCell:
     trained: Callable[[], bool] | None = None  # default: the run folder has eval.json
     evaluate: Callable[[], dict[str, Any] | None] | None = None  # its result (a results-JSON row or None)
     evaluated: Callable[[], bool] | None = None  # without a results JSON: is its result there already?
+    #: once the cell is trained and evaluated (or kept): write its committed record; what it did, in words
+    record: Callable[[], str] | None = None
 
     def is_trained(self) -> bool:
         """Whether the cell's training is finished."""
@@ -46,12 +50,14 @@ class StudyCell:
 
 @dataclasses.dataclass(frozen=True)
 class CellDone:
-    """What `run_cell` did: "kept", "trained in 12 s", "resumed in 3 s" / "evaluated in 2 s" or None."""
+    """What `run_cell` did: "kept", "trained in 12 s", "resumed in 3 s" / "evaluated in 2 s" or None /
+    what the cell's `record` said (None without one)."""
 
     train: str
     evaluate: str | None
     train_s: float
     eval_s: float
+    recorded: str | None = None
 
 
 class ResultsFile:
@@ -91,7 +97,16 @@ class ResultsFile:
 
 def run_cell(cell: StudyCell, results: ResultsFile | None = None) -> CellDone:
     """Train `cell` unless its training is finished (resuming a stopped run), then evaluate it unless its
-    result is recorded; a results-JSON row gains the wall seconds `train_s` and `eval_s`."""
+    result is recorded (a results-JSON row gains the wall seconds `train_s` and `eval_s`), then write its
+    committed record (`cell.record`)."""
+    done = _train_and_evaluate(cell, results)
+    if cell.record is None:
+        return done
+    return dataclasses.replace(done, recorded=cell.record())
+
+
+def _train_and_evaluate(cell: StudyCell, results: ResultsFile | None) -> CellDone:
+    """`run_cell` but for the record."""
     start = time.perf_counter()
     if cell.is_trained():
         train = "kept"

@@ -1,8 +1,13 @@
-"""Every published HIVEX result cell beside ours: train/evaluate the cells, then write docs/hivex_results.md.
+"""Every published HIVEX result cell beside ours: train, evaluate and record the cells; write the page
+docs/hivex_results.md from the records.
 
     python scripts/hivex_results.py run [--cells SPEC] [--out-dir runs/hivex_results]
+                                        [--records docs/data/results/hivex]
                                         [--agent-steps-scale F] [key=value ...]
-    python scripts/hivex_results.py page [--out-dir runs/hivex_results] [--out docs/hivex_results.md]
+    python scripts/hivex_results.py record [--cells SPEC] [--out-dir runs/hivex_results]
+                                           [--records docs/data/results/hivex]
+    python scripts/hivex_results.py page [--records docs/data/results/hivex] [--out docs/hivex_results.md]
+                                         [--allow-fewer]
 
 `run` trains IPPO with the env's shipped config (`configs/ippo_<env>.yaml`, plus `task=`, `level=`,
 `test_worlds=6000:6032`, `gif_frames=0` and any `key=value` overrides) into
@@ -11,16 +16,28 @@
 (`hivex evaluate --protocol hivex`, `eval_hivex.json`). It is resumable: a cell with `eval.json` is not
 trained again (one with a checkpoint but no `eval.json` is resumed), one with `eval_hivex.json` is not
 evaluated again. `--agent-steps-scale F` runs the HIVEX protocol on F times HIVEX's test-run agent steps
-(at least one summary window); the scale is recorded in `eval_hivex.json` and shown on the page.
+(at least one summary window); the scale is recorded in `eval_hivex.json` and shown on the page. Run folders
+are machine-local (`runs/` is git-ignored): as soon as a cell is trained and evaluated (or kept), `run`
+writes or refreshes its committed record `RECORDS/<env id>/task<t>_level<l>.json` (`task<t>.json` for OPC),
+what the page shows of the cell and where, when and with what it was measured
+(`hivex_jax.eval.results_page.hivex_record`); commit the records with the page.
 
-`page` renders the page from the published tables (`hivex_jax/eval/data/hivex_published.json`) and whatever
-cells exist. SPEC: comma-separated `ENV:TASK:LEVEL` with ENV an env id or wfc/wrm/dbr/opc/aws, TASK and
-LEVEL an integer or a range `a-b`, LEVEL `none` for Ocean Plastic Collection; default: the main task at every
-pattern of Wind Farm Control and every level of Wildfire Resource Management, and at level 1 (OPC: no level)
-for the other three.
+`record` writes the records of run folders that have results (every cell folder under `--out-dir`, or the
+cells of `--cells`), for runs made before `run` recorded them, and says which changed.
 
-The cells and each env's HIVEX metadata are `hivex_jax.eval.hivex_cells`, the page
-`hivex_jax.eval.results_page`, the resumable train-evaluate loop `baselines.study`.
+`page` renders the page from the published tables (`hivex_jax/eval/data/hivex_published.json`) and the
+records alone (no run folder is read), so any checkout regenerates it. It refuses, in one line naming them,
+to write a page on which a cell the page on disk shows our results for would vanish (a missing record),
+unless `--allow-fewer`.
+
+SPEC: comma-separated `ENV:TASK:LEVEL` with ENV an env id or wfc/wrm/dbr/opc/aws, TASK and LEVEL an
+integer or a range `a-b`, LEVEL `none` for Ocean Plastic Collection; default: the main task at every pattern
+of Wind Farm Control and every level of Wildfire Resource Management, and at level 1 (OPC: no level) for the
+other three.
+
+The cells and each env's HIVEX metadata are `hivex_jax.eval.hivex_cells`, the page and the records
+`hivex_jax.eval.results_page` (the record files: `hivex_jax.eval.result_records`), the resumable
+train-evaluate loop `baselines.study`.
 """
 
 from __future__ import annotations
@@ -29,7 +46,6 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run as a file: import the package from this checkout
@@ -44,9 +60,16 @@ from hivex_jax.eval.hivex_cells import (  # noqa: E402
     parse_cells,
     train_settings,
 )
-from hivex_jax.eval.results_page import write_page  # noqa: E402
+from hivex_jax.eval.result_records import read_json  # noqa: E402
+from hivex_jax.eval.results_page import (  # noqa: E402
+    RECORDS_DIR,
+    record_cell,
+    record_folders,
+    write_page,
+)
 
 DEFAULT_OUT_DIR = "runs/hivex_results"
+DEFAULT_RECORDS = str(RECORDS_DIR)
 DEFAULT_PAGE = "docs/hivex_results.md"
 
 
@@ -76,8 +99,20 @@ def evaluate_hivex(cell: Cell, run_dir: Path, scale: float) -> None:
     partial.unlink()
 
 
-def study_cell(cell: Cell, out_dir: str | Path, scale: float, overrides: list[str]) -> StudyCell:
-    """A results cell of the study: `hivex train` (logged to train.log), then the HIVEX protocol."""
+def _recorded(cell: Cell, run_dir: Path, records: str | Path) -> str:
+    """Record a cell's run folder: "recorded in FILE" / "record FILE unchanged" / "no results to record"."""
+    written = record_cell(cell, run_dir, records)
+    if written is None:
+        return "no results to record"
+    path, changed = written
+    return f"recorded in {path}" if changed else f"record {path} unchanged"
+
+
+def study_cell(
+    cell: Cell, out_dir: str | Path, scale: float, overrides: list[str], records: str | Path = DEFAULT_RECORDS
+) -> StudyCell:
+    """A results cell of the study: `hivex train` (logged to train.log), then the HIVEX protocol, then its
+    record in `records`."""
     run_dir = cell.path(out_dir)
     config = ROOT / "configs" / HIVEX_ENVS[cell.env_id].config
     settings = train_settings(cell, overrides)
@@ -89,21 +124,18 @@ def study_cell(cell: Cell, out_dir: str | Path, scale: float, overrides: list[st
         ),
         evaluate=lambda: evaluate_hivex(cell, run_dir, scale),
         evaluated=lambda: (run_dir / "eval_hivex.json").is_file(),
+        record=lambda: _recorded(cell, run_dir, records),
     )
-
-
-def _read_json(path: Path) -> dict[str, Any] | None:
-    return json.loads(path.read_text()) if path.is_file() else None
 
 
 def cell_summary(run_dir: Path) -> str:
     """One line of a finished cell's numbers for the progress output."""
     parts = []
-    hivex_results = _read_json(run_dir / "eval_hivex.json")
+    hivex_results = read_json(run_dir / "eval_hivex.json")
     if hivex_results:
         cells = {n: p["cell"] for n, p in hivex_results["policies"].items()}
         parts.append("HIVEX protocol " + ", ".join(f"{n} {v:.1f}" for n, v in cells.items()))
-    held = _read_json(run_dir / "eval.json")
+    held = read_json(run_dir / "eval.json")
     if held:
         means = {n: p["summary"]["mean"] for n, p in held["policies"].items()}
         parts.append("held-out " + ", ".join(f"{n} {v:.1f}" for n, v in means.items()))
@@ -111,14 +143,15 @@ def cell_summary(run_dir: Path) -> str:
 
 
 def run_main(args: argparse.Namespace) -> int:
-    """`run`: every requested cell, one progress line each; failures are listed at the end."""
+    """`run`: every requested cell, one progress line each, its record written as soon as it is done;
+    failures are listed at the end."""
     cells = parse_cells(args.cells) if args.cells else default_cells()
     if not args.agent_steps_scale > 0:
         raise SystemExit(f"--agent-steps-scale must be > 0; got {args.agent_steps_scale}")
     bad = [o for o in args.overrides if "=" not in o]
     if bad:
         raise SystemExit(f"overrides must be key=value; got {bad}")
-    study = [study_cell(c, args.out_dir, args.agent_steps_scale, args.overrides) for c in cells]
+    study = [study_cell(c, args.out_dir, args.agent_steps_scale, args.overrides, args.records) for c in cells]
     steps = {c.label(): hivex_agent_steps(c.env_id, args.agent_steps_scale)[0] for c in cells}
 
     def report(i: int, cell: StudyCell, done: CellDone | CellError) -> None:
@@ -132,7 +165,7 @@ def run_main(args: argparse.Namespace) -> int:
         )
         print(
             f"[{i}/{len(study)}] {cell.key}: train {done.train}, HIVEX protocol {evaluated} "
-            f"({done.train_s + done.eval_s:.0f} s): {cell_summary(cell.run_dir)}",
+            f"({done.train_s + done.eval_s:.0f} s): {cell_summary(cell.run_dir)}; {done.recorded}",
             flush=True,
         )
 
@@ -143,25 +176,49 @@ def run_main(args: argparse.Namespace) -> int:
     return 0
 
 
+def record_main(args: argparse.Namespace) -> int:
+    """`record`: the records of the run folders with results (every one under --out-dir, or --cells; a
+    requested cell without results is listed and left alone)."""
+    if args.cells:
+        done = []
+        for cell in parse_cells(args.cells):
+            written = record_cell(cell, cell.path(args.out_dir), args.records)
+            if written is None:
+                print(f"{cell.label()}: no results in {cell.path(args.out_dir)}; no record written")
+            else:
+                done.append((cell, *written))
+    else:
+        done = record_folders(args.out_dir, args.records)
+    for cell, path, changed in done:
+        print(f"{cell.label()}: {'wrote' if changed else 'unchanged'} {path}")
+    changed = sum(1 for *_, c in done if c)
+    print(
+        f"{len(done)} cell(s) with results under {args.out_dir}: {changed} record(s) written, "
+        f"{len(done) - changed} unchanged, in {args.records}"
+    )
+    return 0
+
+
 def page_main(args: argparse.Namespace) -> int:
-    """`page`: write the page."""
+    """`page`: write the page from the records."""
     command = "python scripts/hivex_results.py page"
-    if args.out_dir != DEFAULT_OUT_DIR:
-        command += f" --out-dir {args.out_dir}"
+    if args.records != DEFAULT_RECORDS:
+        command += f" --records {args.records}"
     if args.out != DEFAULT_PAGE:
         command += f" --out {args.out}"
-    out, num_cells = write_page(args.out_dir, args.out, command)
-    print(f"wrote {out}: {num_cells} cell(s) with results from {args.out_dir}")
+    out, num_cells = write_page(args.records, args.out, command, allow_fewer=args.allow_fewer)
+    print(f"wrote {out}: {num_cells} cell(s) with records in {args.records}")
     return 0
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Dispatch `run` / `page`."""
+    """Dispatch `run` / `record` / `page`."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
     sub = p.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="train and evaluate the cells (resumable)")
     run.add_argument("--cells", default=None, help="ENV:TASK:LEVEL[,...] (default: the main-task cells)")
     run.add_argument("--out-dir", default=DEFAULT_OUT_DIR)
+    run.add_argument("--records", default=DEFAULT_RECORDS, help="where each cell's record is written")
     run.add_argument(
         "--agent-steps-scale",
         type=float,
@@ -169,16 +226,22 @@ def main(argv: list[str] | None = None) -> int:
         help="HIVEX protocol budget as a fraction of HIVEX's test-run agent steps (default 1)",
     )
     run.add_argument("overrides", nargs="*", metavar="key=value", help="training config overrides")
-    page = sub.add_parser("page", help="write the page from the published tables and the run cells")
-    page.add_argument("--out-dir", default=DEFAULT_OUT_DIR)
+    record = sub.add_parser("record", help="write the records of run folders made before")
+    record.add_argument("--cells", default=None, help="ENV:TASK:LEVEL[,...] (default: every cell folder)")
+    record.add_argument("--out-dir", default=DEFAULT_OUT_DIR)
+    record.add_argument("--records", default=DEFAULT_RECORDS)
+    page = sub.add_parser("page", help="write the page from the published tables and the records")
+    page.add_argument("--records", default=DEFAULT_RECORDS)
     page.add_argument("--out", default=DEFAULT_PAGE)
+    page.add_argument(
+        "--allow-fewer", action="store_true", help="write it even if cells the page shows would vanish"
+    )
     args = p.parse_args(argv)
-    if args.command == "run":
-        try:
-            return run_main(args)
-        except ValueError as exc:
-            raise SystemExit(f"hivex_results run: {exc}") from exc
-    return page_main(args)
+    commands = {"run": run_main, "record": record_main, "page": page_main}
+    try:
+        return commands[args.command](args)
+    except ValueError as exc:
+        raise SystemExit(f"hivex_results {args.command}: {exc}") from exc
 
 
 if __name__ == "__main__":

@@ -1,13 +1,18 @@
 """The page of HIVEX's published results beside ours (docs/hivex_results.md), rendered from the published
-tables (`hivex_published`), each env's metadata (`hivex_cells`) and whatever cells a results folder holds
-(`OUT_DIR/<env id>/task<t>[_level<l>]/` with `eval.json` and/or `eval_hivex.json`, as
-`scripts/hivex_results.py run` writes them)."""
+tables (`hivex_published`), each env's metadata (`hivex_cells`) and the committed record of each cell we
+measured (`RECORDS_DIR/<env id>/task<t>[_level<l>].json`, `hivex_record`; `result_records`).
+
+A cell is measured in its run folder (`OUT_DIR/<env id>/task<t>[_level<l>]/`, machine-local: `eval.json`
+of `hivex train`, `eval_hivex.json` of the HIVEX protocol, `summary.json`), as `scripts/hivex_results.py run`
+writes them; `hivex_record` keeps what the page renders of it (`load_results` reads the same from run
+folders) and `write_page` renders the page from the records alone, refusing to drop a measured cell the
+page on disk shows.
+"""
 
 from __future__ import annotations
 
-import datetime
-import json
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -20,32 +25,170 @@ from hivex_jax.eval.hivex_cells import (
     published_cells,
 )
 from hivex_jax.eval.hivex_published import NO_LEVEL, load_published, published_table
+from hivex_jax.eval.result_records import (
+    FORMAT_VERSION,
+    RECORDS_ROOT,
+    file_date,
+    read_json,
+    read_record,
+    vanished,
+    write_record,
+)
 
 #: relative spread (max - min over |mean|) below which a published level series counts as flat
 FLAT_SPREAD = 0.02
+#: the committed records of our cells
+RECORDS_DIR = RECORDS_ROOT / "hivex"
 
 
-def _read_json(path: Path) -> dict[str, Any] | None:
-    """A JSON file's content, or None if it does not exist."""
-    return json.loads(path.read_text()) if path.is_file() else None
+def _run_dirs(out_dir: str | Path) -> list[tuple[Cell, Path]]:
+    """Every cell folder under `out_dir` (`<env id>/task<t>[_level<l>]/`)."""
+    found = []
+    for env_id in HIVEX_ENVS:
+        env_dir = Path(out_dir) / env_id
+        if env_dir.is_dir():
+            for run_dir in sorted(env_dir.iterdir()):
+                cell = cell_of_dirname(env_id, run_dir.name)
+                if cell is not None and run_dir.is_dir():
+                    found.append((cell, run_dir))
+    return found
 
 
 def load_results(out_dir: str | Path) -> dict[Cell, dict[str, Any]]:
     """`{cell: {"held_out": eval.json or None, "hivex": eval_hivex.json or None}}` of every cell folder
-    under `out_dir` holding at least one of them."""
+    under `out_dir` holding at least one of them (what `render_page` reads)."""
+    found: dict[Cell, dict[str, Any]] = {}
+    for cell, run_dir in _run_dirs(out_dir):
+        held, hivex = read_json(run_dir / "eval.json"), read_json(run_dir / "eval_hivex.json")
+        if held or hivex:
+            found[cell] = {"held_out": held, "hivex": hivex}
+    return found
+
+
+def _stat_keys(env_id: str) -> list[str]:
+    """Our `info["stats"]` keys the env's statistics tables average (held-out, per-agent episode sums)."""
+    return sorted({k for k in HIVEX_ENVS[env_id].stat_map.values() if k and k != "episode_length"})
+
+
+def _mean(values: Any) -> float:
+    values = _as_list(values)
+    return sum(values) / len(values)
+
+
+def _held_out_part(held: dict[str, Any], env_id: str) -> dict[str, Any]:
+    """What the page renders of `eval.json`: its header as is; per policy its summary and per-seed means
+    (of the per-world returns); for the stochastic policy the per-world means over seeds of each statistic
+    the statistics tables average (`stats_per_world`, in `per_world`'s order, None where a world lacks it)."""
+    part = {k: v for k, v in held.items() if k != "policies"}
+    part["policies"] = {}
+    for name, block in held["policies"].items():
+        entry: dict[str, Any] = {"summary": block.get("summary", {})}
+        per_seed = [w["return_per_seed"] for w in block.get("per_world", []) if "return_per_seed" in w]
+        if per_seed:
+            entry["seed_means"] = [sum(seed) / len(seed) for seed in zip(*per_seed, strict=True)]
+        if name == "stochastic":
+            stats = [w.get("stats", {}) for w in block.get("per_world", [])]
+            entry["stats_per_world"] = {
+                key: [_mean(s[key]) if key in s else None for s in stats]
+                for key in _stat_keys(env_id)
+                if any(key in s for s in stats)
+            }
+        part["policies"][name] = entry
+    return part
+
+
+def _hivex_part(hivex: dict[str, Any]) -> dict[str, Any]:
+    """`eval_hivex.json` as is but for each run's per-summary-point lists (the page shows run means)."""
+
+    def points_dropped(run: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in run.items() if not isinstance(v, list)}
+
+    policies = {
+        name: {**block, "runs": [points_dropped(run) for run in block.get("runs", [])]}
+        for name, block in hivex["policies"].items()
+    }
+    return {**hivex, "policies": policies}
+
+
+def hivex_record(cell: Cell, run_dir: Path) -> dict[str, Any] | None:
+    """The record of a cell's run folder (None: neither `eval.json` nor `eval_hivex.json` there): the cell,
+    the folder it came from, `summary.json` as is (JAX version, backend, compile/train/eval seconds, seeds),
+    the measurement date of each part (`measured_on`: the date `summary.json` (else `eval.json`) and
+    `eval_hivex.json` were written), the held-out part (`_held_out_part`) and the HIVEX-protocol part
+    (`_hivex_part`)."""
+    held_path, hivex_path = run_dir / "eval.json", run_dir / "eval_hivex.json"
+    summary_path = run_dir / "summary.json"
+    held, hivex, summary = read_json(held_path), read_json(hivex_path), read_json(summary_path)
+    if not held and not hivex:
+        return None
+    record: dict[str, Any] = {
+        "format_version": FORMAT_VERSION,
+        "cell": {"env_id": cell.env_id, "task": cell.task, "level": cell.level},
+        "source": str(run_dir),
+        "measured_on": {},
+    }
+    if summary:
+        record["summary"] = summary
+    if held:
+        record["held_out"] = _held_out_part(held, cell.env_id)
+        record["measured_on"]["held_out"] = file_date(summary_path if summary else held_path)
+    if hivex:
+        record["hivex"] = _hivex_part(hivex)
+        record["measured_on"]["hivex"] = file_date(hivex_path)
+    return record
+
+
+def record_path(records_dir: str | Path, cell: Cell) -> Path:
+    """A cell's record file: `RECORDS_DIR/<env id>/task<t>[_level<l>].json`."""
+    return Path(records_dir) / cell.env_id / f"{cell.dirname}.json"
+
+
+def record_cell(cell: Cell, run_dir: Path, records_dir: str | Path) -> tuple[Path, bool] | None:
+    """Write (or refresh) the record of a cell's run folder; `(its file, whether it changed)`, or None
+    when the folder has no results."""
+    record = hivex_record(cell, run_dir)
+    if record is None:
+        return None
+    path = record_path(records_dir, cell)
+    return path, write_record(path, record)
+
+
+def record_folders(out_dir: str | Path, records_dir: str | Path) -> list[tuple[Cell, Path, bool]]:
+    """Record every cell folder with results under `out_dir`: `[(cell, record file, changed)]`."""
+    done = []
+    for cell, run_dir in _run_dirs(out_dir):
+        written = record_cell(cell, run_dir, records_dir)
+        if written is not None:
+            done.append((cell, *written))
+    return done
+
+
+def load_records(records_dir: str | Path) -> dict[Cell, dict[str, Any]]:
+    """`{cell: record}` of every record under `records_dir`."""
     found: dict[Cell, dict[str, Any]] = {}
     for env_id in HIVEX_ENVS:
-        env_dir = Path(out_dir) / env_id
-        if not env_dir.is_dir():
-            continue
-        for run_dir in sorted(env_dir.iterdir()):
-            cell = cell_of_dirname(env_id, run_dir.name)
-            if cell is None or not run_dir.is_dir():
-                continue
-            held, hivex = _read_json(run_dir / "eval.json"), _read_json(run_dir / "eval_hivex.json")
-            if held or hivex:
-                found[cell] = {"held_out": held, "hivex": hivex}
+        for path in sorted((Path(records_dir) / env_id).glob("*.json")):
+            cell = cell_of_dirname(env_id, path.stem)
+            if cell is not None:
+                found[cell] = read_record(path)
     return found
+
+
+def record_result(record: dict[str, Any]) -> dict[str, Any]:
+    """A record as `load_results` reads a run folder (`{"held_out": ..., "hivex": ...}`), the shape
+    `render_page` reads: the stochastic policy's `per_world` rebuilt from `stats_per_world`."""
+    held = record.get("held_out")
+    if held:
+        held = {**held, "policies": dict(held["policies"])}
+        stochastic = held["policies"].get("stochastic")
+        if stochastic is not None:
+            columns = stochastic.get("stats_per_world", {})
+            count = max((len(v) for v in columns.values()), default=0)
+            per_world = [
+                {"stats": {k: v[i] for k, v in columns.items() if v[i] is not None}} for i in range(count)
+            ]
+            held["policies"]["stochastic"] = {**stochastic, "per_world": per_world}
+    return {"held_out": held, "hivex": record.get("hivex")}
 
 
 def _fmt(value: float | None, digits: int | None = None) -> str:
@@ -430,8 +573,14 @@ def _count_complete(results: dict[Cell, dict[str, Any]]) -> int:
     return sum(1 for r in results.values() if r.get("held_out") and r.get("hivex"))
 
 
-def render_page(results: dict[Cell, dict[str, Any]], command: str) -> str:
-    """The whole page as markdown."""
+def render_page(
+    results: dict[Cell, dict[str, Any]],
+    command: str,
+    provenance: str = "",
+    records_dir: str | Path = RECORDS_DIR,
+) -> str:
+    """The whole page as markdown: `results` as `load_results` reads them, regenerated by `command`, the
+    `provenance` line (if any) and the records folder named in the text."""
     out = [
         "# HIVEX's published results beside ours",
         "",
@@ -441,9 +590,15 @@ def render_page(results: dict[Cell, dict[str, Any]], command: str) -> str:
         command,
         "```",
         "",
-        "(after `python scripts/hivex_results.py run [--agent-steps-scale F]`, which trains and evaluates "
-        "the missing cells; it is resumable.)",
+        f"It renders from the committed record of each cell we measured, `{records_dir}/<env id>/"
+        "task<t>_level<l>.json` (`task<t>.json` for Ocean Plastic Collection): the numbers this page shows "
+        "of the cell, its per-seed means and per-world statistics, and where, when and with what it was "
+        "measured. `python scripts/hivex_results.py run [--agent-steps-scale F]` trains and evaluates the "
+        "missing cells and records each as it finishes (it is resumable); `python scripts/hivex_results.py "
+        "record` records run folders trained before. The page is not written when it would show fewer of "
+        "our cells than the page it replaces (`--allow-fewer` overrides).",
         "",
+        *([provenance, ""] if provenance else []),
         "What the columns are:",
         "",
         "- **HIVEX test mean / best run**: reference §3, ML-Agents PPO with parameter sharing. Test mean = "
@@ -477,33 +632,59 @@ def render_page(results: dict[Cell, dict[str, Any]], command: str) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
-def _provenance(out_dir: Path) -> str:
-    """One line: the dates, backends and JAX versions our cells were measured with (from their files)."""
-    dates, setups = set(), set()
-    for summary in sorted(out_dir.glob("*/*/summary.json")):
-        values = json.loads(summary.read_text())
-        setups.add(f"JAX {values.get('jax_version', '?')} on {values.get('backend', '?')}")
-        hivex = summary.parent / "eval_hivex.json"
-        for path in (summary, hivex) if hivex.exists() else (summary,):
-            dates.add(datetime.date.fromtimestamp(path.stat().st_mtime).isoformat())
+def provenance(records: dict[Cell, dict[str, Any]]) -> str:
+    """One line: the dates, backends and JAX versions our cells were measured with (from their records;
+    "" when there are none)."""
+    dates = {d for r in records.values() for d in r.get("measured_on", {}).values()}
+    setups = {
+        f"JAX {r['summary'].get('jax_version', '?')} on {r['summary'].get('backend', '?')}"
+        for r in records.values()
+        if "summary" in r
+    }
     if not dates:
         return ""
     return (
-        f"Our cells were measured on {', '.join(sorted(dates))} with {', '.join(sorted(setups))} "
-        "(the project's 2-core CPU machine unless a summary says otherwise)."
+        f"Our cells were measured on {', '.join(sorted(dates))}"
+        + (f" with {', '.join(sorted(setups))}" if setups else "")
+        + " (the project's 2-core CPU machine unless a summary says otherwise)."
     )
 
 
-def write_page(out_dir: str | Path, out: str | Path, command: str) -> tuple[Path, int]:
-    """Render the page from the cells under `out_dir` (regenerated by `command`) into `out`; returns the
-    file and how many cells had results."""
-    results = load_results(out_dir)
-    text = render_page(results, command)
-    provenance = _provenance(Path(out_dir))
-    if provenance:  # where and when our cells were measured, after the regenerate command
-        marker = "the missing cells; it is resumable.)\n"
-        text = text.replace(marker, marker + "\n" + provenance + "\n", 1)
+def measured_cells(page: str) -> list[Cell]:
+    """The cells a rendered page shows any of our results for, in its order: the rows of each env's
+    results table whose comparable? column is not "not run"."""
+    found, env_id, in_table = [], None, False
+    for line in page.splitlines():
+        heading = re.fullmatch(r"## .* \(`(.+)`\)", line)
+        if heading:
+            env_id, in_table = heading.group(1), False
+        elif line.startswith("| task | "):
+            in_table = True
+        elif not line.startswith("|"):
+            in_table = False
+        elif in_table and env_id in HIVEX_ENVS and not line.startswith("|---"):
+            columns = [c.strip() for c in line.strip().strip("|").split("|")]
+            if columns[-1] != "not run":
+                level = None if columns[1] == "—" else int(columns[1])
+                found.append(Cell(env_id, int(columns[0].split()[0]), level))
+    return found
+
+
+def write_page(
+    records_dir: str | Path, out: str | Path, command: str, allow_fewer: bool = False
+) -> tuple[Path, int]:
+    """Render the page from the records under `records_dir` (regenerated by `command`) into `out`; returns
+    the file and how many cells had records. ValueError (one line, naming them) when a cell the page on
+    disk shows our results for would vanish, unless `allow_fewer`."""
+    records = load_records(records_dir)
+    results = {cell: record_result(record) for cell, record in records.items()}
+    text = render_page(results, command, provenance(records), records_dir)
     out = Path(out)
+    if out.is_file() and not allow_fewer:
+        before = measured_cells(out.read_text(encoding="utf-8"))
+        refusal = vanished("page", out, before, measured_cells(text), _group)
+        if refusal:
+            raise ValueError(refusal)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(text)
-    return out, len(results)
+    out.write_text(text, encoding="utf-8")
+    return out, len(records)

@@ -264,17 +264,29 @@ def test_train_command(tmp_path):
 
 
 def test_page_command_writes_the_page_it_renders(results_folder, tmp_path):
-    """`scripts/hivex_results.py page` (its own process) writes what `render_page` renders, with the
-    regenerate command naming the folder, and the measurement line once summaries exist."""
-    out = tmp_path / "page.md"
-    cmd = [sys.executable, str(REPO / "scripts" / "hivex_results.py"), "page"]
-    cmd += ["--out-dir", str(results_folder), "--out", str(out)]
+    """`scripts/hivex_results.py record` then `page` (their own processes) write what `render_page` renders
+    of the run folders, with the regenerate command naming the records folder; no summary.json: the
+    measurement line has dates but no JAX version."""
+    records, out = tmp_path / "records", tmp_path / "page.md"
+    script = [sys.executable, str(REPO / "scripts" / "hivex_results.py")]
+    recorded = subprocess.run(
+        [*script, "record", "--out-dir", str(results_folder), "--records", str(records)],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=300,
+    )
+    assert recorded.returncode == 0, recorded.stderr
+    assert "4 cell(s) with results under" in recorded.stdout
+    cmd = [*script, "page", "--records", str(records), "--out", str(out)]
     done = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, timeout=300)
     assert done.returncode == 0, done.stderr
-    command = f"python scripts/hivex_results.py page --out-dir {results_folder} --out {out}"
-    rendered = results_page.render_page(results_page.load_results(results_folder), command)
-    assert out.read_text() == rendered  # no summary.json: no provenance line
-    assert "4 cell(s) with results" in done.stdout
+    command = f"python scripts/hivex_results.py page --records {records} --out {out}"
+    line = results_page.provenance(results_page.load_records(records))
+    assert line.startswith("Our cells were measured on ") and "JAX" not in line
+    rendered = results_page.render_page(results_page.load_results(results_folder), command, line, records)
+    assert out.read_text() == rendered
+    assert "4 cell(s) with records" in done.stdout
 
 
 def test_env_notes_sit_in_their_section(results_folder):

@@ -1,0 +1,242 @@
+"""Committed result records (`hivex_jax.eval.result_records`, `results_page.hivex_record`): the HIVEX
+results page renders the same from the records as from the run folders they were made from, records are
+small and dated, and `page` refuses to drop a measured cell. Fake run folders (tests/eval/fake_results.py),
+no training."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import json
+import os
+import re
+import sys
+from pathlib import Path
+
+import pytest
+from fake_results import FAKE_HELD_OUT_DATE, FAKE_HIVEX_CELLS, FAKE_HIVEX_DATE, fake_hivex_folder
+
+from baselines import study
+from hivex_jax.eval import result_records, results_page
+from hivex_jax.eval.hivex_cells import Cell
+
+REPO = Path(__file__).resolve().parents[2]
+DBR = "DroneBasedReforestation-v0"
+
+
+def _script():
+    """scripts/hivex_results.py as a module (its `main` runs in this process)."""
+    spec = importlib.util.spec_from_file_location(
+        "hivex_results_script", REPO / "scripts" / "hivex_results.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _from_records(records_dir: Path) -> dict:
+    return {c: results_page.record_result(r) for c, r in results_page.load_records(records_dir).items()}
+
+
+@pytest.fixture()
+def recorded(tmp_path):
+    """(run folders, records made from them)."""
+    runs = fake_hivex_folder(tmp_path / "runs")
+    records = tmp_path / "records"
+    done = results_page.record_folders(runs, records)
+    assert sorted((c.env_id, c.dirname) for c, _, changed in done if changed) == sorted(FAKE_HIVEX_CELLS)
+    return runs, records
+
+
+def test_page_from_records_is_byte_identical_to_page_from_run_folders(recorded):
+    runs, records = recorded
+    from_runs = results_page.render_page(results_page.load_results(runs), "cmd")
+    from_records = results_page.render_page(_from_records(records), "cmd")
+    assert from_records == from_runs
+    # the fake cells are on the page: complete, partial, with statistics
+    assert "4 of 212 published cells have both our results" in from_runs
+    assert len(results_page.measured_cells(from_runs)) == len(FAKE_HIVEX_CELLS)
+    dbr_stats = from_runs.split("## Drone-Based Reforestation")[1].split("**`Tree Drop Count`**")[1]
+    assert re.search(r"\| 0 [^|]+ \| [-\d.]+ / [-\d.]+ \|", dbr_stats)
+
+
+def test_a_record_holds_what_the_page_renders_sorted_rounded_and_small(recorded):
+    runs, records = recorded
+    cell = Cell(DBR, 0, 1)
+    path = records / DBR / "task0_level1.json"
+    text = path.read_text()
+    record = json.loads(text)
+    assert text == result_records.dumps(record) + "\n" and list(record) == sorted(record)
+    assert record["format_version"] == result_records.FORMAT_VERSION
+    assert record["cell"] == {"env_id": DBR, "task": 0, "level": 1}
+    assert record["source"] == str(cell.path(runs))
+    assert record["measured_on"] == {"held_out": FAKE_HELD_OUT_DATE, "hivex": FAKE_HIVEX_DATE}
+    assert record["summary"]["jax_version"] == "0.10.2" and "train_s" in record["summary"]
+    raw = json.loads((cell.path(runs) / "eval.json").read_text())
+    stochastic = record["held_out"]["policies"]["stochastic"]
+    # per-seed means of the per-world returns; per-world means over seeds of the mapped statistics only
+    seed_means = [
+        sum(s) / len(s)
+        for s in zip(*(w["return_per_seed"] for w in raw["policies"]["stochastic"]["per_world"]), strict=True)
+    ]
+    assert stochastic["seed_means"] == pytest.approx(seed_means, rel=1e-11)
+    assert "unmapped_stat" not in stochastic["stats_per_world"]
+    assert (
+        len(stochastic["stats_per_world"]) == 12
+        and len(stochastic["stats_per_world"]["tree_drop_count"]) == 32
+    )
+    assert stochastic["summary"] == pytest.approx(raw["policies"]["stochastic"]["summary"], rel=1e-11)
+    # floats keep 12 significant digits; the HIVEX-protocol file is there but for its per-point lists
+    assert max(len(m.group(0).lstrip("-").replace(".", "")) for m in re.finditer(r"-?\d+\.\d+", text)) <= 12
+    hivex = json.loads((cell.path(runs) / "eval_hivex.json").read_text())
+    assert set(record["hivex"]) == set(hivex)
+    assert "summary_points" not in text and record["hivex"]["policies"]["stochastic"]["runs"][0]["mean"] == (
+        pytest.approx(hivex["policies"]["stochastic"]["runs"][0]["mean"], rel=1e-11)
+    )
+    # the real size (3 seeds x 32 worlds, every DBR statistic, 200 summary points per run) stays small
+    assert len(text) < 12_000, len(text)
+    assert (
+        os.path.getsize(cell.path(runs) / "eval_hivex.json") + os.path.getsize(cell.path(runs) / "eval.json")
+        > 50_000
+    )
+    # a HIVEX-protocol-only cell has no held-out part, a held-out-only cell no HIVEX part
+    only_hivex = json.loads((records / "WindFarmControl-v0" / "task1_level4.json").read_text())
+    assert "held_out" not in only_hivex and list(only_hivex["measured_on"]) == ["hivex"]
+    assert "hivex" not in json.loads(
+        (records / "WildfireResourceManagement-v0" / "task0_level1.json").read_text()
+    )
+
+
+def test_refreshing_a_record_keeps_its_dates_unless_its_numbers_change(recorded):
+    runs, records = recorded
+    cell = Cell("WindFarmControl-v0", 0, 0)
+    path = results_page.record_path(records, cell)
+    before = path.read_text()
+    # a copy of the run folder (file times reset to now) records the same numbers: the record is unchanged
+    for name in ("summary.json", "eval_hivex.json"):
+        os.utime(cell.path(runs) / name)
+    assert results_page.record_cell(cell, cell.path(runs), records) == (path, False)
+    assert path.read_text() == before
+    # a re-evaluation under the HIVEX protocol today: its part and date change, the held-out date stays
+    hivex = json.loads((cell.path(runs) / "eval_hivex.json").read_text())
+    hivex["policies"]["stochastic"]["cell"] += 1.0
+    (cell.path(runs) / "eval_hivex.json").write_text(json.dumps(hivex))
+    assert results_page.record_cell(cell, cell.path(runs), records) == (path, True)
+    dates = json.loads(path.read_text())["measured_on"]
+    assert dates["held_out"] == FAKE_HELD_OUT_DATE and dates["hivex"] == result_records.file_date(path)
+
+
+def test_page_command_renders_from_records_with_their_provenance(recorded, tmp_path, capsys):
+    runs, records = recorded
+    out = tmp_path / "page.md"
+    assert _script().main(["page", "--records", str(records), "--out", str(out)]) == 0
+    command = f"python scripts/hivex_results.py page --records {records} --out {out}"
+    line = (
+        f"Our cells were measured on {FAKE_HELD_OUT_DATE}, {FAKE_HIVEX_DATE} with JAX 0.10.2 on cpu "
+        "(the project's 2-core CPU machine unless a summary says otherwise)."
+    )
+    assert results_page.provenance(results_page.load_records(records)) == line
+    expected = results_page.render_page(results_page.load_results(runs), command, line, records)
+    assert out.read_text() == expected and f"\n{line}\n" in expected
+    assert f"`{records}/<env id>/task<t>_level<l>.json`" in expected
+    assert f"6 cell(s) with records in {records}" in capsys.readouterr().out
+
+
+def test_record_command_imports_run_folders(recorded, tmp_path, capsys):
+    runs, records = recorded
+    fresh = tmp_path / "fresh"
+    script = _script()
+    assert script.main(["record", "--out-dir", str(runs), "--records", str(fresh)]) == 0
+    out = capsys.readouterr().out
+    assert f"6 cell(s) with results under {runs}: 6 record(s) written, 0 unchanged, in {fresh}" in out
+    assert sorted(p.relative_to(fresh) for p in fresh.rglob("*.json")) == sorted(
+        p.relative_to(records) for p in records.rglob("*.json")
+    )
+    assert (
+        script.main(["record", "--cells", "wfc:0:0-2", "--out-dir", str(runs), "--records", str(fresh)]) == 0
+    )
+    out = capsys.readouterr().out
+    assert "WindFarmControl-v0 task 0 pattern 0: unchanged" in out
+    assert (
+        f"WindFarmControl-v0 task 0 pattern 2: no results in {Cell('WindFarmControl-v0', 0, 2).path(runs)}"
+        in out
+    )
+
+
+def test_page_refuses_to_drop_measured_cells(recorded, tmp_path):
+    runs, records = recorded
+    out = tmp_path / "page.md"
+    script = _script()
+    assert script.main(["page", "--records", str(records), "--out", str(out)]) == 0
+    written = out.read_text()
+    results_page.record_path(records, Cell(DBR, 0, 1)).unlink()
+    results_page.record_path(records, Cell("OceanPlasticCollection-v0", 0, None)).unlink()
+    with pytest.raises(SystemExit) as refused:
+        script.main(["page", "--records", str(records), "--out", str(out)])
+    message = str(refused.value)
+    assert "\n" not in message and message.startswith(f"hivex_results page: refusing to write {out}: ")
+    assert "would show 4 measured cell(s) instead of its 6" in message
+    assert f"{DBR} task 0 level 1; OceanPlasticCollection-v0 task 0 (their records" in message
+    assert out.read_text() == written
+    assert script.main(["page", "--records", str(records), "--out", str(out), "--allow-fewer"]) == 0
+    assert len(results_page.measured_cells(out.read_text())) == 4
+
+
+def test_the_published_page_is_guarded(tmp_path):
+    """docs/hivex_results.md as committed: the guard counts its measured cells (at least the "N of 212"
+    line's complete ones) and an empty records folder may not replace them."""
+    page = (REPO / "docs" / "hivex_results.md").read_text()
+    complete = int(re.search(r"(\d+) of \d+ published cells have both our results", page).group(1))
+    measured = results_page.measured_cells(page)
+    assert len(measured) >= complete and len(set(measured)) == len(measured)
+    copy = tmp_path / "hivex_results.md"
+    copy.write_text(page)
+    with pytest.raises(ValueError, match=f"instead of its {len(measured)}, and these would vanish: "):
+        results_page.write_page(tmp_path / "no_records", copy, "cmd")
+    assert copy.read_text() == page
+
+
+def test_a_record_of_another_format_is_refused(recorded):
+    _, records = recorded
+    path = next(records.rglob("*.json"))
+    record = json.loads(path.read_text())
+    record["format_version"] = 99
+    path.write_text(json.dumps(record))
+    with pytest.raises(ValueError, match="format_version 99; this code reads 1"):
+        results_page.load_records(records)
+
+
+def test_dumps_and_rounding():
+    value = {"b": [1, 2.5], "a": {"z": [{"x": 1.0}], "y": "§"}, "n": float("nan")}
+    assert result_records.dumps(value) == (
+        '{\n "a": {\n  "y": "§",\n  "z": [\n   {\n    "x": 1.0\n   }\n  ]\n },\n "b": [1, 2.5],\n "n": NaN\n}'
+    )
+    assert result_records.rounded({"v": [0.1 + 0.2, 4956.823338826497, 7, True]}) == {
+        "v": [0.3, 4956.82333883, 7, True]
+    }
+    assert sys.float_info.dig >= result_records.SIGNIFICANT
+
+
+def test_run_records_each_cell_as_it_finishes(tmp_path):
+    """`run`'s study cells record themselves once trained and evaluated (`StudyCell.record`, called by
+    `run_cell`), and again, unchanged, when kept."""
+    fake = fake_hivex_folder(tmp_path / "fake")
+    cell = Cell("OceanPlasticCollection-v0", 0, None)
+    runs, records = tmp_path / "runs", tmp_path / "records"
+    run_dir = cell.path(runs)
+
+    def copy(name: str) -> None:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        (run_dir / name).write_text((cell.path(fake) / name).read_text())
+
+    study_cell = _script().study_cell(cell, runs, 1.0, [], records)
+    study_cell = dataclasses.replace(
+        study_cell, train=lambda resume: copy("eval.json"), evaluate=lambda: copy("eval_hivex.json")
+    )
+    path = results_page.record_path(records, cell)
+    done = study.run_cell(study_cell)
+    assert done.train.startswith("trained") and done.evaluate.startswith("evaluated")
+    assert done.recorded == f"recorded in {path}"
+    assert results_page.measured_cells(results_page.render_page(_from_records(records), "cmd")) == [cell]
+    again = study.run_cell(study_cell)
+    assert (again.train, again.evaluate, again.recorded) == ("kept", "kept", f"record {path} unchanged")
