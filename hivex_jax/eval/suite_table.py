@@ -3,16 +3,31 @@ shipped config into `OUT_DIR/<algo>_<env>/` (`scripts/suite_results.py run`) and
 worlds 6000-6031. Per cell and policy (greedy, stochastic): the held-out return (mean over worlds, then
 mean +- 95 % CI over seeds, Student t), the fraction of the scripted controller's return on the same worlds
 (per seed: seed mean / scripted mean; then mean and 95 % CI over seeds, Student t), the issue's target, env
-steps per seed and the run's wall time (compile + train + final evaluation, from summary.json)."""
+steps per seed and the run's wall time (compile + train + final evaluation, from summary.json).
+
+Run folders are machine-local (`runs/` is git-ignored), so the table renders from each cell's committed
+record, `RECORDS_DIR/<algo>_<env>.json` (`cell_record`: what the table shows of the cell, its per-seed means,
+and where, when and with what it was measured; `result_records`), written as each cell finishes or
+imported from run folders (`record_folders`). `write_between_markers` refuses to drop a cell the page's
+table shows.
+"""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from hivex_jax.eval.result_records import (
+    FORMAT_VERSION,
+    RECORDS_ROOT,
+    file_date,
+    read_json,
+    read_record,
+    vanished,
+    write_record,
+)
 from hivex_jax.eval.stats import mean_ci95
 
 TEST_WORLDS = "6000:6032"
@@ -26,6 +41,8 @@ ENVS = {
     "aws": ("aerial_wildfire_suppression", 1.0),
 }
 ALGOS = ("ippo", "mappo")
+#: the committed records of the suite's cells
+RECORDS_DIR = RECORDS_ROOT / "suite"
 
 
 def cells(spec: str | None) -> list[tuple[str, str]]:
@@ -53,23 +70,104 @@ def cell_config(algo: str, env: str) -> str:
     return f"{algo}_{ENVS[env][0]}.yaml"
 
 
-def cell_rows(run_dir: Path, target: float) -> list[dict[str, Any]]:
-    """The table rows (greedy, stochastic) of one finished cell."""
-    results = json.loads((run_dir / "eval.json").read_text())
-    summary = json.loads((run_dir / "summary.json").read_text())
+def cell_record(algo: str, env: str, run_dir: Path) -> dict[str, Any] | None:
+    """The record of a finished cell's run folder (None: no `eval.json`): the cell, the folder it came from,
+    `summary.json` as is (JAX version, backend, compile/train/eval seconds), the date it was measured
+    (`measured_on`: when `summary.json`, else `eval.json`, was written) and of `eval.json` its header (all
+    but the policies) and per policy what the table renders: greedy and stochastic the mean return of each
+    seed over the worlds (`seed_means`), scripted the mean over the worlds (`world_mean`), each with its
+    world count and summary."""
+    held_path, summary_path = run_dir / "eval.json", run_dir / "summary.json"
+    results, summary = read_json(held_path), read_json(summary_path)
+    if results is None:
+        return None
     policies = results["policies"]
-    scripted = float(np.mean([w["return_mean"] for w in policies["scripted"]["per_world"]]))
+    held: dict[str, Any] = {k: v for k, v in results.items() if k != "policies"}
+    held["policies"] = {}
+    for policy in ("greedy", "stochastic"):
+        per_seed_world = np.array([w["return_per_seed"] for w in policies[policy]["per_world"]]).T
+        held["policies"][policy] = {
+            "seed_means": per_seed_world.mean(axis=1).tolist(),  # [seeds]
+            "num_worlds": int(per_seed_world.shape[1]),
+        }
+    scripted = [w["return_mean"] for w in policies["scripted"]["per_world"]]
+    held["policies"]["scripted"] = {"world_mean": float(np.mean(scripted)), "num_worlds": len(scripted)}
+    for policy, entry in held["policies"].items():
+        if policies[policy].get("summary"):
+            entry["summary"] = policies[policy]["summary"]
+    record: dict[str, Any] = {
+        "format_version": FORMAT_VERSION,
+        "cell": {"algo": algo, "env": env},
+        "source": str(run_dir),
+        "measured_on": {"held_out": file_date(summary_path if summary else held_path)},
+        "held_out": held,
+    }
+    if summary:
+        record["summary"] = summary
+    return record
+
+
+def record_path(records_dir: str | Path, algo: str, env: str) -> Path:
+    """A cell's record file: `RECORDS_DIR/<algo>_<env>.json`."""
+    return Path(records_dir) / f"{cell_name(algo, env)}.json"
+
+
+def record_cell(algo: str, env: str, run_dir: Path, records_dir: str | Path) -> tuple[Path, bool] | None:
+    """Write (or refresh) the record of a cell's run folder; `(its file, whether it changed)`, or None when
+    the cell is not finished."""
+    record = cell_record(algo, env, run_dir)
+    if record is None:
+        return None
+    path = record_path(records_dir, algo, env)
+    return path, write_record(path, record)
+
+
+def record_folders(
+    out_dir: str | Path, records_dir: str | Path, todo: list[tuple[str, str]] | None = None
+) -> list[tuple[str, str, Path | None, bool]]:
+    """Record the finished cells (of `todo`, default every cell) under `out_dir`:
+    `[(algo, env, record file or None if not finished, changed)]`."""
+    done = []
+    for algo, env in todo or cells(None):
+        written = record_cell(algo, env, Path(out_dir) / cell_name(algo, env), records_dir)
+        done.append((algo, env, *(written or (None, False))))
+    return done
+
+
+def load_records(records_dir: str | Path) -> dict[tuple[str, str], dict[str, Any]]:
+    """`{(algo, env): record}` of every cell with a record under `records_dir`."""
+    found = {}
+    for algo, env in cells(None):
+        path = record_path(records_dir, algo, env)
+        if path.is_file():
+            found[(algo, env)] = read_record(path)
+    return found
+
+
+def load_run_folders(out_dir: str | Path) -> dict[tuple[str, str], dict[str, Any]]:
+    """`{(algo, env): record}` of every finished cell under `out_dir`, as `cell_record` makes them."""
+    found = {}
+    for algo, env in cells(None):
+        record = cell_record(algo, env, Path(out_dir) / cell_name(algo, env))
+        if record is not None:
+            found[(algo, env)] = record
+    return found
+
+
+def record_rows(record: dict[str, Any], target: float) -> list[dict[str, Any]]:
+    """The table rows (greedy, stochastic) of one cell's record."""
+    held, summary = record["held_out"], record.get("summary", {})
+    scripted = float(held["policies"]["scripted"]["world_mean"])
     wall = sum(float(summary.get(k) or 0.0) for k in ("compile_s", "train_s", "eval_s"))
     rows = []
     for policy in ("greedy", "stochastic"):
-        per_seed_world = np.array([w["return_per_seed"] for w in policies[policy]["per_world"]]).T
-        seed_means = per_seed_world.mean(axis=1)  # [seeds]
+        seed_means = np.asarray(held["policies"][policy]["seed_means"], np.float64)
         ret, ret_ci = mean_ci95(seed_means)
         frac, frac_ci = mean_ci95(seed_means / scripted)
         rows.append(
             {
-                "env_id": results["env_id"],
-                "algo": results["algo"],
+                "env_id": held["env_id"],
+                "algo": held["algo"],
                 "policy": policy,
                 "return": float(ret),
                 "return_ci95": float(ret_ci),
@@ -78,8 +176,8 @@ def cell_rows(run_dir: Path, target: float) -> list[dict[str, Any]]:
                 "fraction_ci95": float(frac_ci),
                 "target": target,
                 "num_seeds": int(len(seed_means)),
-                "num_worlds": int(per_seed_world.shape[1]),
-                "env_steps_per_seed": int(results["env_steps_per_seed"]),
+                "num_worlds": int(held["policies"][policy]["num_worlds"]),
+                "env_steps_per_seed": int(held["env_steps_per_seed"]),
                 "wall_s": wall,
                 "backend": summary.get("backend", "?"),
                 "jax_version": summary.get("jax_version", "?"),
@@ -88,8 +186,8 @@ def cell_rows(run_dir: Path, target: float) -> list[dict[str, Any]]:
     return rows
 
 
-def table(out_dir: Path) -> str:
-    """The Markdown table of every finished cell under `out_dir`."""
+def table(records: dict[tuple[str, str], dict[str, Any]]) -> str:
+    """The Markdown table of the cells' records (`{(algo, env): record}`)."""
     lines = [
         "| env | algo | policy | held-out return | scripted | fraction of scripted (95 % CI) | target "
         "| met | seeds x worlds | env steps per seed | wall s (run) |",
@@ -98,11 +196,10 @@ def table(out_dir: Path) -> str:
     missing = []
     for env, (_stem, target) in ENVS.items():
         for algo in ALGOS:
-            run_dir = Path(out_dir) / cell_name(algo, env)
-            if not (run_dir / "eval.json").is_file():
+            if (algo, env) not in records:
                 missing.append(f"{algo}:{env}")
                 continue
-            for r in cell_rows(run_dir, target):
+            for r in record_rows(records[(algo, env)], target):
                 met = "yes" if r["fraction"] >= target else "no"
                 lines.append(
                     f"| {r['env_id']} | {r['algo'].upper()} | {r['policy']} | {r['return']:.1f} ± "
@@ -117,11 +214,21 @@ def table(out_dir: Path) -> str:
     return "\n".join(lines)
 
 
-def write_between_markers(path: Path, text: str) -> None:
-    """Replace what lies between the suite-results markers of `path` by `text` (ValueError: no markers)."""
-    page = path.read_text()
+def measured_cells(text: str) -> list[str]:
+    """The cells a table shows results of ("IPPO WindFarmControl-v0"), in its order."""
+    rows = [[c.strip() for c in line.strip().strip("|").split("|")] for line in text.splitlines()]
+    return list(dict.fromkeys(f"{r[1]} {r[0]}" for r in rows if len(r) > 2 and r[1].lower() in ALGOS))
+
+
+def write_between_markers(path: Path, text: str, allow_fewer: bool = False) -> None:
+    """Replace what lies between the suite-results markers of `path` by `text`. ValueError: no markers, or
+    (one line, naming them, unless `allow_fewer`) a cell the table there shows would vanish."""
+    page = path.read_text(encoding="utf-8")
     if MARKER_START not in page or MARKER_END not in page:
         raise ValueError(f"{path} has no {MARKER_START} ... {MARKER_END} markers")
     head, rest = page.split(MARKER_START, 1)
-    _, tail = rest.split(MARKER_END, 1)
-    path.write_text(f"{head}{MARKER_START}\n{text}\n{MARKER_END}{tail}")
+    old, tail = rest.split(MARKER_END, 1)
+    refusal = vanished("table", path, measured_cells(old), measured_cells(text))
+    if refusal and not allow_fewer:
+        raise ValueError(refusal)
+    path.write_text(f"{head}{MARKER_START}\n{text}\n{MARKER_END}{tail}", encoding="utf-8")

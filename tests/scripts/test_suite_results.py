@@ -1,15 +1,21 @@
 """The suite table (`hivex_jax.eval.suite_table`, printed by `scripts/suite_results.py table`) from
-hand-made run folders (no training)."""
+hand-made run folders and the records made from them (no training)."""
 
 from __future__ import annotations
 
+import dataclasses
+import datetime
+import importlib.util
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+from baselines import study
 from hivex_jax.eval import suite_table
 
 REPO = Path(__file__).resolve().parents[2]
@@ -24,8 +30,20 @@ def _policy(per_world_per_seed: list[list[float]]) -> dict:
     return {"per_world": [{"return_per_seed": r, "return_mean": sum(r) / len(r)} for r in per_world_per_seed]}
 
 
+ENV_IDS = {
+    "wfc": "WindFarmControl-v0",
+    "wrm": "WildfireResourceManagement-v0",
+    "dbr": "DroneBasedReforestation-v0",
+    "opc": "OceanPlasticCollection-v0",
+    "aws": "AerialWildfireSuppression-v0",
+}
+
+
 def _cell(root: Path, name: str, greedy: list[list[float]], scripted: list[float]) -> Path:
+    """The run folder `root/<algo>_<env>` of a finished cell: greedy returns [worlds][seeds] (stochastic
+    one more), scripted [worlds]."""
     run = root / name
+    algo, env = name.split("_")
     run.mkdir(parents=True)
     policies = {
         "greedy": _policy(greedy),
@@ -33,8 +51,8 @@ def _cell(root: Path, name: str, greedy: list[list[float]], scripted: list[float
         "scripted": {"per_world": [{"return_mean": s} for s in scripted]},
     }
     results = {
-        "env_id": "WindFarmControl-v0",
-        "algo": "ippo",
+        "env_id": ENV_IDS[env],
+        "algo": algo,
         "env_steps_per_seed": 1000,
         "policies": policies,
     }
@@ -47,7 +65,7 @@ def _cell(root: Path, name: str, greedy: list[list[float]], scripted: list[float
 def test_fraction_of_scripted_is_per_seed_mean_over_scripted_mean(suite, tmp_path):
     # two worlds x three seeds; scripted 10 and 30 (mean 20). Seed means: 10, 20, 30 -> fractions .5, 1, 1.5
     run = _cell(tmp_path, "ippo_wfc", greedy=[[5.0, 15.0, 25.0], [15.0, 25.0, 35.0]], scripted=[10.0, 30.0])
-    greedy, stochastic = suite.cell_rows(run, target=0.92)
+    greedy, stochastic = suite.record_rows(suite.cell_record("ippo", "wfc", run), target=0.92)
     assert greedy["return"] == pytest.approx(20.0)
     assert greedy["fraction"] == pytest.approx(1.0)
     # Student t, 2 degrees of freedom: 4.303 * std(.5, 1, 1.5) / sqrt(3) = 4.303 * 0.5 / sqrt(3)
@@ -59,7 +77,7 @@ def test_fraction_of_scripted_is_per_seed_mean_over_scripted_mean(suite, tmp_pat
 
 def test_table_marks_targets_and_missing_cells(suite, tmp_path):
     _cell(tmp_path, "ippo_wfc", greedy=[[18.0, 19.0, 20.0]], scripted=[20.0])  # fraction 0.95 >= 0.92
-    text = suite.table(tmp_path)
+    text = suite.table(suite.load_run_folders(tmp_path))
     greedy_row = next(line for line in text.splitlines() if "| greedy |" in line)
     assert "0.95 ±" in greedy_row and "| yes |" in greedy_row
     assert "mappo:wfc" in text.splitlines()[-1] and "ippo:wfc" not in text.splitlines()[-1]
@@ -84,20 +102,139 @@ def test_bad_cell_spec_is_refused(suite):
 
 
 def test_table_command_prints_and_writes_the_table(suite, tmp_path):
-    """`scripts/suite_results.py table --write PAGE` (its own process) prints the table and puts it
-    between the page's markers; a bad cell spec is one line and exit 2."""
+    """`scripts/suite_results.py record`, then `table --write PAGE` (their own processes): the table from
+    the records, printed and put between the page's markers, is the table of the run folders; a bad cell
+    spec is one line and exit 2."""
     _cell(tmp_path / "suite", "mappo_opc", greedy=[[3.0, 5.0]], scripted=[4.0])
     page = tmp_path / "page.md"
     page.write_text(f"a\n{suite.MARKER_START}\n{suite.MARKER_END}\nb\n")
     script = [sys.executable, str(REPO / "scripts" / "suite_results.py")]
-    cmd = [*script, "table", "--out-dir", str(tmp_path / "suite"), "--write", str(page)]
+    records = ["--records", str(tmp_path / "records")]
+    cmd = [*script, "record", "--out-dir", str(tmp_path / "suite"), *records]
+    recorded = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, timeout=300)
+    assert recorded.returncode == 0, recorded.stderr
+    assert f"mappo:opc: wrote {tmp_path / 'records' / 'mappo_opc.json'}" in recorded.stdout
+    assert "ippo:wfc: not finished" in recorded.stdout
+    cmd = [*script, "table", *records, "--write", str(page)]
     done = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, timeout=300)
     assert done.returncode == 0, done.stderr
-    expected = suite.table(tmp_path / "suite")
-    assert done.stdout == expected + "\n" and "| IPPO | greedy | 4.0 ± " in expected
+    expected = suite.table(suite.load_run_folders(tmp_path / "suite"))
+    assert done.stdout == expected + "\n" and "| MAPPO | greedy | 4.0 ± " in expected
     assert page.read_text() == f"a\n{suite.MARKER_START}\n{expected}\n{suite.MARKER_END}\nb\n"
     bad = subprocess.run([*script, "run", "--cells", "ippo:x"], capture_output=True, text=True, cwd=REPO)
     assert bad.returncode != 0 and bad.stderr.strip().splitlines() == [
         "suite_results run: bad cell 'ippo:x': expected ALGO:ENV with ALGO in ('ippo', 'mappo'), "
         "ENV in ['wfc', 'wrm', 'dbr', 'opc', 'aws']"
+    ]
+
+
+def _script():
+    """scripts/suite_results.py as a module (its `main` runs in this process)."""
+    spec = importlib.util.spec_from_file_location(
+        "suite_results_script", REPO / "scripts" / "suite_results.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _noon(path: Path, date: str) -> None:
+    stamp = datetime.datetime.fromisoformat(f"{date}T12:00:00").timestamp()
+    os.utime(path, (stamp, stamp))
+
+
+@pytest.fixture()
+def recorded(suite, tmp_path):
+    """Three finished cells with full-precision returns (3 seeds x 32 worlds), dated 2026-11-30, one
+    unfinished, and their records."""
+    rng = np.random.default_rng(0)
+    for name in ("ippo_wfc", "mappo_wrm", "ippo_aws"):
+        run = _cell(
+            tmp_path / "suite", name, rng.normal(100, 10, (32, 3)).tolist(), rng.normal(90, 5, 32).tolist()
+        )
+        _noon(run / "summary.json", "2026-11-30")
+    (tmp_path / "suite" / "mappo_dbr").mkdir()
+    done = suite.record_folders(tmp_path / "suite", tmp_path / "records")
+    assert [(a, e) for a, e, path, changed in done if path and changed] == [
+        ("ippo", "wfc"),
+        ("mappo", "wrm"),
+        ("ippo", "aws"),
+    ]
+    return tmp_path / "suite", tmp_path / "records"
+
+
+def test_table_from_records_is_the_table_from_run_folders(suite, recorded):
+    runs, records = recorded
+    assert suite.table(suite.load_records(records)) == suite.table(suite.load_run_folders(runs))
+    path = records / "ippo_wfc.json"
+    text = path.read_text()
+    record = json.loads(text)
+    assert record["measured_on"] == {"held_out": "2026-11-30"} and record["cell"] == {
+        "algo": "ippo",
+        "env": "wfc",
+    }
+    raw = json.loads((runs / "ippo_wfc" / "eval.json").read_text())
+    per_world = np.array([w["return_per_seed"] for w in raw["policies"]["greedy"]["per_world"]])
+    assert record["held_out"]["policies"]["greedy"]["seed_means"] == pytest.approx(
+        per_world.mean(axis=0), rel=1e-11
+    )
+    assert record["held_out"]["policies"]["greedy"]["num_worlds"] == 32
+    assert record["summary"]["jax_version"] == "x" and record["source"] == str(runs / "ippo_wfc")
+    assert len(text) < 4_000 and "return_per_seed" not in text
+    # a copy of the run folder (file times now) records the same numbers: the record and its date stay
+    os.utime(runs / "ippo_wfc" / "summary.json")
+    assert suite.record_cell("ippo", "wfc", runs / "ippo_wfc", records) == (path, False)
+    assert path.read_text() == text
+
+
+def test_table_write_refuses_to_drop_cells(suite, recorded, tmp_path):
+    runs, records = recorded
+    page = tmp_path / "page.md"
+    page.write_text(f"a\n{suite.MARKER_START}\n{suite.MARKER_END}\nb\n")
+    script = _script()
+    script.main(["table", "--records", str(records), "--write", str(page)])
+    written = page.read_text()
+    (records / "mappo_wrm.json").unlink()
+    (records / "ippo_aws.json").unlink()
+    with pytest.raises(SystemExit) as refused:
+        script.main(["table", "--records", str(records), "--write", str(page)])
+    message = str(refused.value)
+    assert "\n" not in message and message.startswith(f"suite_results table: refusing to write {page}: ")
+    assert "would show 1 measured cell(s) instead of its 3" in message
+    assert "vanish: MAPPO WildfireResourceManagement-v0; IPPO AerialWildfireSuppression-v0 (their" in message
+    assert page.read_text() == written
+    script.main(["table", "--records", str(records), "--write", str(page), "--allow-fewer"])
+    assert suite.measured_cells(page.read_text()) == ["IPPO WindFarmControl-v0"]
+
+
+def test_the_training_page_table_is_guarded(suite, tmp_path):
+    """docs/training.md as committed: the guard sees every cell of its suite table, and an empty records
+    folder may not replace them."""
+    page = (REPO / "docs" / "training.md").read_text()
+    table = page.split(suite.MARKER_START)[1].split(suite.MARKER_END)[0]
+    rows = [line for line in table.splitlines() if line.startswith("| ") and "| greedy |" in line]
+    measured = suite.measured_cells(table)
+    assert len(measured) == len(rows) > 0
+    copy = tmp_path / "training.md"
+    copy.write_text(page)
+    with pytest.raises(ValueError, match=f"instead of its {len(measured)}, and these would vanish: "):
+        suite.write_between_markers(copy, suite.table(suite.load_records(tmp_path / "no_records")))
+    assert copy.read_text() == page
+
+
+def test_run_records_each_cell_as_it_finishes(suite, tmp_path):
+    """`run`'s study cells record themselves once trained (`StudyCell.record`, called by `run_cell`)."""
+    script = _script()
+    cell = script.study_cell("mappo", "opc", tmp_path / "suite", [], tmp_path / "records")
+    cell = dataclasses.replace(
+        cell, train=lambda resume: _cell(tmp_path / "suite", "mappo_opc", greedy=[[3.0, 5.0]], scripted=[4.0])
+    )
+    done = study.run_cell(cell)
+    assert (
+        done.train.startswith("trained")
+        and done.recorded == f"recorded in {tmp_path / 'records' / 'mappo_opc.json'}"
+    )
+    assert study.run_cell(cell).recorded == f"record unchanged: {tmp_path / 'records' / 'mappo_opc.json'}"
+    assert suite.measured_cells(suite.table(suite.load_records(tmp_path / "records"))) == [
+        "MAPPO OceanPlasticCollection-v0"
     ]
