@@ -132,26 +132,36 @@ def transfer_main(argv: list[str]) -> int:
     from baselines.run_files import write_text_atomic
 
     loaded: dict[str, Any] = {}
-    bar = _bar(len(settings), args.no_progress)
-    for s, overrides in settings.items():
-        matrix["eval_settings"][s] = overrides
-        todo = [(label, path) for label, path in runs if s not in matrix["cells"].get(label, {})]
-        groups: dict[str, list] = {}
-        for label, path in todo:
+    # one program per architecture and static env setting: (runs, settings differing only in data)
+    programs: dict[str, tuple[list[str], list[str]]] = {}
+    for s in settings:
+        for label, path in runs:
+            if s in matrix["cells"].get(label, {}):
+                continue
             if label not in loaded:
                 loaded[label] = run = tm.load(label, str(path))
                 matrix["runs"][label].update(_run_record(run))
-            groups.setdefault(tm.group_key(loaded[label], evaluated[label, s]), []).append(label)
-        for labels in groups.values():
-            cells = tm.evaluate_group(
-                [loaded[x] for x in labels], [evaluated[x, s] for x in labels], worlds, args.steps,
-                header["eval_seed"],
+            labels, names = programs.setdefault(tm.group_key(loaded[label], evaluated[label, s]), ([], []))
+            labels += [label] if label not in labels else []
+            names += [s] if s not in names else []
+    for s, overrides in settings.items():
+        matrix["eval_settings"][s] = overrides
+    bar = _bar(len(settings), args.no_progress)
+    bar.update(len(settings) - len({s for _, names in programs.values() for s in names}))
+    for labels, names in programs.values():
+        rows = sum(loaded[x].config.num_seeds for x in labels) + 2
+        size = tm.settings_per_program(rows, len(worlds))
+        for chunk in (names[i : i + size] for i in range(0, len(names), size)):
+            cells = tm.evaluate_settings(
+                [loaded[x] for x in labels], {s: [evaluated[x, s] for x in labels] for s in chunk}, worlds,
+                args.steps, header["eval_seed"],
             )  # fmt: skip
-            for label, c in cells.items():
-                matrix["cells"].setdefault(label, {})[s] = {"overrides": overrides, **c}
-        out.mkdir(parents=True, exist_ok=True)
-        write_text_atomic(out / "transfer.json", json.dumps(matrix, indent=1))
-        bar.update(1)
+            for s in chunk:
+                for label, c in cells[s].items():
+                    matrix["cells"].setdefault(label, {})[s] = {"overrides": settings[s], **c}
+            out.mkdir(parents=True, exist_ok=True)
+            write_text_atomic(out / "transfer.json", json.dumps(matrix, indent=1))
+            bar.update(len(chunk))
     bar.close()
     matrix["eval_settings"] = grid_order(matrix["eval_settings"], settings)
     write_text_atomic(out / "transfer.json", json.dumps(matrix, indent=1))

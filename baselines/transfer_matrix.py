@@ -1,10 +1,12 @@
 """A transfer matrix: every trained run (rows) evaluated zero-shot on every evaluation setting (columns),
 greedy policy, on the same worlds and noise as the scripted and random baselines.
 
-One compiled program per evaluation setting and architecture: the params of every run that shares the
-actor's architecture and plays the same evaluated env are stacked on the seed axis, and the baselines are
-extra rows of the same program (a row index picks the policy). Cells are JSON-serialisable dicts; the
-matrix file is rewritten after each setting, so an interrupted matrix resumes where it stopped.
+One compiled program per architecture and static env setting: the params of every run that shares the
+actor's architecture are stacked on the seed axis, the baselines are extra rows of the same program (a row
+index picks the policy), and the settings that differ only in data (task, level, `EnvParams` fields) are a
+stack of env params the program plays side by side (`rollout.Evaluator(params_axis=True)`), at most
+`MAX_EPISODES_PER_PROGRAM` episodes at once. Cells are JSON-serialisable dicts; the matrix file is
+rewritten after each program, so an interrupted matrix resumes where it stopped.
 """
 
 from __future__ import annotations
@@ -59,12 +61,20 @@ def load(label: str, run_dir: str) -> LoadedRun:
     return LoadedRun(label, str(run_dir), config, population.train, state.params, updates)
 
 
+#: the env fields a compiled evaluation takes as data: settings that differ only in these share a program
+DATA_ENV_FIELDS = frozenset({"task", "level", "env_params"})
+#: the most episodes (rows x settings x worlds) one program plays at once; more settings: more programs
+MAX_EPISODES_PER_PROGRAM = 4096
+
+
 def group_key(run: LoadedRun, evaluated: PPOConfig) -> str:
-    """Runs with equal keys share a program: same evaluated env, actor options and parameter shapes."""
+    """Runs and settings with equal keys share a program: the same static part of the evaluated env,
+    actor options and parameter shapes."""
     actor = {k: v for k, v in run.config.to_dict().items() if k not in TRAINING_ONLY_KEYS | set(ENV_FIELDS)}
     shapes = jax.tree.map(lambda x: tuple(x.shape[1:]), run.params)
     structure = f"{jax.tree.structure(run.params)}{jax.tree.leaves(shapes)}"
-    return json.dumps([env_setting(evaluated), actor, structure], sort_keys=True, default=str)
+    static = {k: v for k, v in env_setting(evaluated).items() if k not in DATA_ENV_FIELDS}
+    return json.dumps([static, actor, structure], sort_keys=True, default=str)
 
 
 def _policy(train: Any, baselines: list[rollout.Policy]) -> rollout.Policy:
@@ -85,46 +95,64 @@ def _policy(train: Any, baselines: list[rollout.Policy]) -> rollout.Policy:
     return policy
 
 
-def evaluate_group(
+def evaluate_settings(
     runs: list[LoadedRun],
-    evaluated: list[PPOConfig],
+    evaluated: dict[str, list[PPOConfig]],
     worlds: np.ndarray,
     num_steps: int | None,
     eval_seed: int,
-) -> dict[str, dict[str, Any]]:
-    """`{run label: cell}` of `runs` (one architecture) in the env of `evaluated[0]` (one per run, all
-    the same env setting), as one compiled program: every run's seeds, then scripted (if any) and random."""
+) -> dict[str, dict[str, dict[str, Any]]]:
+    """`{setting: {run label: cell}}` of `runs` (one architecture) in each setting's env (`evaluated`:
+    one config per run; every setting the same static env, `group_key`), as one compiled program: the
+    settings' env params are a stack it plays side by side, each with every run's seeds, then scripted
+    (if any) and random."""
+    import hivex_jax
     from baselines.common import make_env
     from baselines.evaluation import policy_env
 
-    env, env_params = make_env(evaluated[0])
-    scripted = rollout.scripted_policy(env, env_params)
-    baselines = ([scripted] if scripted is not None else []) + [rollout.random_policy(env)]
-    names = (["scripted"] if scripted is not None else []) + ["random"]
+    names = list(evaluated)
+    env, _ = make_env(evaluated[names[0]][0])
+    stack = hivex_jax.stack_params([make_env(evaluated[name][0])[1] for name in names])
+    has_scripted = rollout.find_scripted_policy(env) is not None
+    baseline_names = (["scripted"] if has_scripted else []) + ["random"]
+
+    def policy_for(env_params: Any) -> rollout.Policy:  # the baselines play each setting's params
+        scripted = rollout.scripted_policy(env, env_params)
+        baselines = ([scripted] if scripted is not None else []) + [rollout.random_policy(env)]
+        return _policy(runs[0].train, baselines)
+
     seeds = [jax.tree.leaves(r.params)[0].shape[0] for r in runs]
     first = jax.tree.map(lambda x: x[:1], runs[0].params)
     params = jax.tree.map(
-        lambda *xs: jnp.concatenate(xs), *[r.params for r in runs], *[first] * len(baselines)
+        lambda *xs: jnp.concatenate(xs), *[r.params for r in runs], *[first] * len(baseline_names)
     )
-    index = jnp.concatenate([jnp.zeros(sum(seeds), jnp.int32), jnp.arange(1, len(baselines) + 1)])
+    index = jnp.concatenate([jnp.zeros(sum(seeds), jnp.int32), jnp.arange(1, len(baseline_names) + 1)])
     evaluator = rollout.Evaluator(
         policy_env(runs[0].train, env),  # with a recurrent actor's memory in the state
-        env_params,
-        _policy(runs[0].train, baselines),
+        stack,
+        policy_for,
         worlds,
         eval_seed,
         num_steps,
         batched=True,
+        params_axis=True,
     )
-    totals = evaluator((params, index))
-    per_row = totals["return"].mean(-1)  # [rows, W]: the per-agent mean return of each world
-    reference = {n: float(per_row[sum(seeds) + i].mean()) for i, n in enumerate(names)}
-    cells, start = {}, 0
-    for run, config, n in zip(runs, evaluated, seeds, strict=True):
-        per_seed_world = per_row[start : start + n]
-        start += n
-        cells[run.label] = cell(per_seed_world, reference, config, totals["return"].shape[-1])
-    return cells
+    totals = evaluator((params, index))  # [rows, settings, W, A]
+    out: dict[str, dict[str, dict[str, Any]]] = {}
+    for p, name in enumerate(names):
+        per_row = totals["return"][:, p].mean(-1)  # [rows, W]: the per-agent mean return of each world
+        reference = {n: float(per_row[sum(seeds) + i].mean()) for i, n in enumerate(baseline_names)}
+        cells, start = {}, 0
+        for run, config, n in zip(runs, evaluated[name], seeds, strict=True):
+            cells[run.label] = cell(per_row[start : start + n], reference, config, totals["return"].shape[-1])
+            start += n
+        out[name] = cells
+    return out
+
+
+def settings_per_program(rows: int, worlds: int) -> int:
+    """How many settings one program plays at once (`MAX_EPISODES_PER_PROGRAM`; at least one)."""
+    return max(1, MAX_EPISODES_PER_PROGRAM // max(1, rows * worlds))
 
 
 def cell(per_seed_world: np.ndarray, reference: dict[str, float], evaluated: PPOConfig, agents: int) -> dict:

@@ -30,14 +30,16 @@ def stubbed(monkeypatch, tmp_path):
     monkeypatch.setattr(tm, "group_key", lambda run, evaluated: "one")
     evaluated, columns = [], []
 
-    def evaluate_group(runs, configs, worlds, num_steps, eval_seed):
-        evaluated.append(configs[0].num_agents)
-        per_seed_world = np.full((2, len(worlds)), float(configs[0].num_agents))
-        return {
-            r.label: tm.cell(per_seed_world, {"scripted": 10.0, "random": 0.0}, configs[0], 1) for r in runs
-        }
+    def evaluate_settings(runs, settings, worlds, num_steps, eval_seed):
+        cells = {}
+        for name, configs in settings.items():
+            evaluated.append(configs[0].num_agents)
+            per_seed_world = np.full((2, len(worlds)), float(configs[0].num_agents))
+            reference = {"scripted": 10.0, "random": 0.0}
+            cells[name] = {r.label: tm.cell(per_seed_world, reference, configs[0], 1) for r in runs}
+        return cells
 
-    monkeypatch.setattr(tm, "evaluate_group", evaluate_group)
+    monkeypatch.setattr(tm, "evaluate_settings", evaluate_settings)
     real = plots.save_figure
 
     def save(fig, path, dpi=100):
