@@ -109,8 +109,8 @@ def _row(page, prefix):
 def test_results_table_rows(results_folder):
     results = results_page.load_results(results_folder)
     assert set(results) == {hivex_cells.Cell(WFC, 0, p) for p in range(3)} | {hivex_cells.Cell(WRM, 0, 1)}
-    page = results_page.render_page(results, "python scripts/hivex_results.py page --out-dir X")
-    assert "python scripts/hivex_results.py page --out-dir X" in page
+    page = results_page.render_page(results, "python scripts/hivex_results.py page --records X")
+    assert "python scripts/hivex_results.py page --records X" in page
     # 2 x 9 WFC + 3 x 10 WRM + 7 x 10 DBR + 4 OPC + 9 x 10 AWS published cells; 3 WFC cells complete
     assert "3 of 212 published cells have both our results" in page
     row = _row(page, "| 0 Generate Energy (main) | 0 |")
