@@ -260,7 +260,11 @@ def split_grid_values(values: str) -> list[str]:
 
 
 #: keys a rerun of a sweep may change without changing a combination's training or results
-RERUN_FREE_KEYS = frozenset({"name", "out_dir", "checkpoint_every", "gif_stride", "gif_frames"})
+#: keys a rerun may change: outputs, and `pregenerate_worlds` (the same episodes either way; a fused
+#: program of members whose pools differ generates worlds at reset, `baselines.fused.plan_sweep`)
+RERUN_FREE_KEYS = frozenset(
+    {"name", "out_dir", "checkpoint_every", "gif_stride", "gif_frames", "pregenerate_worlds"}
+)
 
 
 def _check_same_config(run_dir: Path, config: Any) -> None:

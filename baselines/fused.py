@@ -106,8 +106,10 @@ def split_by_pool(populations: Sequence[Population]) -> list[list[int]]:
 def plan_sweep(
     configs: Sequence[PPOConfig], fuse: bool = True, max_members: int | None = None
 ) -> tuple[list[list[int]], dict[int, Population]]:
-    """`plan_programs`, with a program whose members differ in env keys split by training pool
-    (`split_by_pool`; their trainers are built to compare pools, and returned by index for reuse)."""
+    """`plan_programs`, for a program whose members differ in env keys with their trainers built (and
+    returned by index for reuse): members whose pregenerated training pools differ (e.g. levels that
+    generate other worlds) generate their worlds at reset instead (`pregenerate_worlds=false`: the same
+    episodes, `TrainingEnv`), so they stay one program; other members are split by pool."""
     populations: dict[int, Population] = {}
     programs = []
     for program in plan_programs(configs, fuse, max_members):
@@ -117,9 +119,12 @@ def plan_sweep(
             continue
         for i in program:
             populations[i] = Population(make_train(configs[i]))
-        programs.extend(
-            [program[j] for j in group] for group in split_by_pool([populations[i] for i in program])
-        )
+        groups = split_by_pool([populations[i] for i in program])
+        if len(groups) > 1 and all(configs[i].pregenerate_worlds for i in program):
+            for i in program:
+                populations[i] = Population(make_train(configs[i].replace(pregenerate_worlds=False)))
+            groups = [list(range(len(program)))]
+        programs.extend([program[j] for j in group] for group in groups)
     return programs, populations
 
 

@@ -16,7 +16,7 @@ from trainer_fake_env import TINY_CONFIG
 
 from baselines.cli_sweep import sweep_main
 from baselines.config import from_dict
-from baselines.fused import FusedPopulation, describe_plan, plan_programs, run_fused
+from baselines.fused import FusedPopulation, describe_plan, plan_programs, plan_sweep, run_fused
 from baselines.population import Population
 from baselines.ppo import make_train
 from baselines.runner import run_training
@@ -183,3 +183,17 @@ def test_members_that_fit_follow_the_memory_estimate(monkeypatch):
     monkeypatch.setattr(baselines.memory, "device_memory_bytes", lambda device: gib // 2)
     with pytest.raises(ConfigError, match="the run needs ~1.0 GiB"):
         members_that_fit(population(1))  # one member over the memory: refused as hivex train refuses it
+
+
+def test_members_whose_pools_differ_generate_worlds_at_reset_in_one_program():
+    # Wildfire Resource Management's levels generate other worlds: their pregenerated pools differ
+    wrm = {"env_id": "WildfireResourceManagement-v0", "train_worlds": "5000:5004", "num_envs": 2}
+    configs = [from_dict({**wrm, "level": level}) for level in (1, 2)]
+    programs, populations = plan_sweep(configs)
+    assert programs == [[0, 1]]
+    assert [populations[i].config.pregenerate_worlds for i in (0, 1)] == [False, False]
+    assert [populations[i].config.level for i in (0, 1)] == [1, 2]
+    # members whose pools agree keep their pregenerated pool
+    same = [from_dict({**wrm, "level": 1, "lr": lr}) for lr in (1e-3, 3e-4)]
+    programs, populations = plan_sweep(same)
+    assert programs == [[0, 1]] and populations == {}
