@@ -196,19 +196,23 @@ def _run_fused_programs(
     args: Any, configs: list[Any], labels: list[str], run_dirs: list[Path], main: bool
 ) -> dict[int, dict[str, Any]]:
     """Train the combinations that fuse (`baselines.fused.plan_sweep`) as populations, saying the plan
-    first; returns their summaries by combination index (a diverged member: `{"diverged": ...}`). The
-    rest (alone in their program, finished earlier or stopped midway, `--no-fuse`) run one by one after."""
+    first; returns their summaries by combination index (a diverged member: `{"diverged": ...}`). A
+    population stopped midway resumes as one from its members' checkpoints (members at different updates
+    form separate programs). The rest (alone in their program, finished earlier, `--no-fuse`) run one by
+    one after."""
     from baselines.fused import describe_plan, plan_sweep, run_fused
 
-    pending = [
-        i
-        for i, run_dir in enumerate(run_dirs)
-        if _finished_run(run_dir) is None and checkpoint.latest_step(run_dir) is None
-    ]
+    pending = [i for i, run_dir in enumerate(run_dirs) if _finished_run(run_dir) is None]
     if dist.process_count() > 1:  # fused populations run on one process's devices for now
         return {}
     programs, populations = plan_sweep([configs[i] for i in pending], not args.no_fuse, args.max_members)
-    programs = [[pending[i] for i in program] for program in programs]
+    at_step: list[list[int]] = []
+    for program in programs:  # members resume together only from the same checkpoint
+        steps: dict[Any, list[int]] = {}
+        for i in program:
+            steps.setdefault(checkpoint.latest_step(run_dirs[pending[i]]), []).append(i)
+        at_step.extend(steps.values())
+    programs = [[pending[i] for i in program] for program in at_step]
     if main and pending:
         print(f"hivex sweep: {describe_plan(programs, [c.num_seeds for c in configs])}")
     out: dict[int, dict[str, Any]] = {}
@@ -222,6 +226,7 @@ def _run_fused_programs(
             [run_dirs[i] for i in program],
             progress=not args.no_progress and main,
             populations=[populations.get(pending.index(i)) for i in program],
+            resume=checkpoint.latest_step(run_dirs[program[0]]) is not None,
         )
         for i, summary in zip(program, summaries, strict=True):
             if "diverged" in summary and main:

@@ -205,18 +205,49 @@ def members_that_fit(population: FusedPopulation) -> int:
     return max(1, int(have // (estimate.peak_bytes / members)))
 
 
+def resume_members(
+    members: Sequence[Population],
+    run_dirs: Sequence[Path],
+    csvs: Sequence[MetricsCSV],
+    log: Callable[..., Any],
+) -> tuple[Any, int, float]:
+    """`(population state, chunks done, wall seconds before)` from every member's newest intact
+    checkpoint (stacked member-major, as `FusedPopulation.init`); each metrics.csv truncated to it. The
+    members must stand at the same update: one line naming them otherwise."""
+    from baselines import checkpoint
+
+    states, done, walls = [], [], []
+    for member, run_dir in zip(members, run_dirs, strict=True):
+        state, meta = checkpoint.restore(run_dir, member.abstract_state(), log=log, set_aside_damaged=True)
+        states.append(jax.device_get(state))
+        done.append(int(meta["chunks_done"]))
+        walls.append(float(meta.get("wall_s", 0.0)))
+    if len(set(done)) > 1:
+        at = ", ".join(f"{d.name} at chunk {c}" for d, c in zip(run_dirs, done, strict=True))
+        raise ConfigError(f"fused members resume together from the same update; they stand at {at}")
+    config = members[0].config
+    for csv_file in csvs:
+        csv_file.truncate(done[0] * config.chunk_updates)
+    log(f"resuming {len(members)} members at update {done[0] * config.chunk_updates} of {config.num_updates}")
+    state = jax.tree.map(lambda *xs: jax.numpy.asarray(np.concatenate(xs, axis=0)), *states)
+    return state, done[0], max(walls)
+
+
 def run_fused(
     configs: Sequence[PPOConfig],
     run_dirs: Sequence[Path],
     progress: bool = True,
     log: Callable[..., Any] = print,
     populations: Sequence[Population | None] | None = None,
+    resume: bool = False,
 ) -> list[dict[str, Any]]:
     """Train `configs` (one fusion key; see `plan_programs`) as one population; each member's run folder
     is written as `run_training` writes it. Returns per member its summary (with "eval"), or
     `{"diverged": message}` for a member that went non-finite (recorded as `run_training` records it;
     its rows compute on but are no longer recorded or checkpointed, while the others go on).
-    `populations`: members' trainers built already (`plan_sweep`), None where not."""
+    `populations`: members' trainers built already (`plan_sweep`), None where not. `resume`: every
+    member continues from its newest intact checkpoint, all at the same update (`hivex sweep` groups
+    them so), its metrics.csv truncated to it."""
     from tqdm.auto import tqdm
 
     from baselines.evaluation import get_evaluation
@@ -236,28 +267,32 @@ def run_fused(
         out = []
         for start in range(0, len(members), size):
             part = slice(start, start + size)
-            out += run_fused(configs[part], run_dirs[part], progress, log, members[part])
+            out += run_fused(configs[part], run_dirs[part], progress, log, members[part], resume)
         return out
     compile_s = population.compile_s
-    state = population.init()
+    csvs, evaluations = [], []
+    for member, run_dir in zip(members, run_dirs, strict=True):
+        run_dir.mkdir(parents=True, exist_ok=True)
+        if not resume:
+            (run_dir / "metrics.csv").unlink(missing_ok=True)
+            write_text_atomic(run_dir / "config.yaml", member.config.to_yaml())
+        csvs.append(MetricsCSV(run_dir / "metrics.csv", config.num_seeds, metric_names(member.config)))
+        evaluations.append(get_evaluation(member, member.config.test_worlds))
+    state, start_chunk, wall_before = population.init(), 0, 0.0
+    if resume:
+        state, start_chunk, wall_before = resume_members(members, run_dirs, csvs, log)
     log(
         f"{len(configs)} members x {config.num_seeds} seeds in one program "
         f"({population.rows} rows x {config.num_envs} envs); compiled in {compile_s:.1f} s"
     )
-    csvs, evaluations = [], []
-    for member, run_dir in zip(members, run_dirs, strict=True):
-        run_dir.mkdir(parents=True, exist_ok=True)
-        (run_dir / "metrics.csv").unlink(missing_ok=True)
-        write_text_atomic(run_dir / "config.yaml", member.config.to_yaml())
-        csvs.append(MetricsCSV(run_dir / "metrics.csv", config.num_seeds, metric_names(member.config)))
-        evaluations.append(get_evaluation(member, member.config.test_worlds))
     diverged: dict[int, str] = {}
     steps = config.chunk_updates * config.steps_per_update * config.num_seeds
     bar = tqdm(
         total=config.num_chunks * steps * len(members), disable=not progress, desc="fused", unit="step"
     )
-    start = time.perf_counter()
-    for chunk in range(config.num_chunks):
+    bar.update(start_chunk * steps * len(members))
+    start = time.perf_counter() - wall_before
+    for chunk in range(start_chunk, config.num_chunks):
         state, raw = population.chunk(state)
         wall = time.perf_counter() - start
         finished = chunk + 1 == config.num_chunks

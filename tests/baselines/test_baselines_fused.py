@@ -8,6 +8,7 @@ docs/training.md "Sweeps")."""
 
 import csv
 import json
+import shutil
 
 import numpy as np
 import pytest
@@ -197,3 +198,31 @@ def test_members_whose_pools_differ_generate_worlds_at_reset_in_one_program():
     same = [from_dict({**wrm, "level": 1, "lr": lr}) for lr in (1e-3, 3e-4)]
     programs, populations = plan_sweep(same)
     assert programs == [[0, 1]] and populations == {}
+
+
+@pytest.mark.slow  # two fused sweeps (~1 min on the loaded CPU)
+def test_a_stopped_population_resumes_as_one_and_ends_as_if_never_stopped(tmp_path, capsys):
+    config_file = tmp_path / "base.yaml"
+    config_file.write_text(yaml.safe_dump({**BASE, "checkpoint_every": 1}))
+    args = [
+        "--config",
+        str(config_file),
+        "--grid",
+        "lr=1e-3,3e-4",
+        "--out-dir",
+        str(tmp_path),
+        "--no-progress",
+    ]
+    assert sweep_main([*args, "--name", "s"]) == 0
+    members = sorted(p for p in (tmp_path / "s").iterdir() if p.is_dir())
+    whole = {m.name: (_rows(m), (m / "eval.json").read_text()) for m in members}
+    for member in members:  # stopped after chunk 2 of 3: the last checkpoint and the final files gone
+        shutil.rmtree(member / "checkpoints" / "6")  # named by update
+        for name in ("summary.json", "eval.json"):
+            (member / name).unlink()
+    capsys.readouterr()
+    assert sweep_main([*args, "--name", "s"]) == 0
+    out = capsys.readouterr().out
+    assert "1 program: 2 members x 2 seeds" in out and "resuming 2 members at update 4 of 6" in out
+    for member in members:
+        assert (_rows(member), (member / "eval.json").read_text()) == whole[member.name]
