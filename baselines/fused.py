@@ -7,11 +7,11 @@ its own run folder as `hivex train` writes it (config.yaml, metrics.csv, checkpo
 its held-out evaluation runs the program its config alone would use, so `hivex evaluate`, `transfer` and
 `--protocol hivex` read the folder unchanged.
 
-What fuses (`fusion_key`): configs with the same `program_signature` (static keys and data switches),
-the same values of the data keys the fused trainer does not take per member, and no
-`stop_at_test_return`. Env keys (task, level, env_params) fuse only when the members' training world
-pools are the same arrays (a pregenerated pool is built for one setting) and no reward re-weighting
-reads the task's weights; otherwise those members go into programs of their own.
+What fuses (`fusion_key`): configs with the same `program_signature` (static keys and data switches)
+and the same values of the data keys the fused trainer does not take per member. Env keys (task, level,
+env_params, train_env_params) fuse when no reward re-weighting reads the task's weights; members whose
+pregenerated pools differ generate their worlds at reset instead (`plan_sweep`). A member that reaches
+its `stop_at_test_return` is frozen (evaluated and written as it stands) while the others go on.
 """
 
 from __future__ import annotations
@@ -61,14 +61,12 @@ def plan_programs(
     configs: Sequence[PPOConfig], fuse: bool = True, max_members: int | None = None
 ) -> list[list[int]]:
     """Indices of `configs` per program, in first-appearance order: one per config with `fuse=False`,
-    else one per `fusion_key`, each cut into programs of at most `max_members` members. A config with
-    `stop_at_test_return` is its own program (fused members do not stop one by one yet)."""
+    else one per `fusion_key`, each cut into programs of at most `max_members` members."""
     if not fuse:
         return [[i] for i in range(len(configs))]
     groups: dict[str, list[int]] = {}
     for i, config in enumerate(configs):
-        alone = config.stop_at_test_return is not None
-        groups.setdefault(f"alone {i}" if alone else fusion_key(config), []).append(i)
+        groups.setdefault(fusion_key(config), []).append(i)
     programs = []
     for members in groups.values():
         size = max_members or len(members)
@@ -255,6 +253,12 @@ def run_fused(
 
     populations = populations or [None] * len(configs)
     members = [p if p is not None else get_population(c) for c, p in zip(configs, populations, strict=True)]
+    # each member's own config: a cached population serves every config that computes the same (run keys
+    # such as stop_at_test_return or eval_every may differ); plan_sweep may have turned its pool off
+    run_configs = [
+        c.replace(pregenerate_worlds=p.config.pregenerate_worlds)
+        for c, p in zip(configs, members, strict=True)
+    ]
     population = FusedPopulation(members)
     config = population.config
     fit = members_that_fit(population)  # compiled from abstract shapes, before any state exists
@@ -271,13 +275,13 @@ def run_fused(
         return out
     compile_s = population.compile_s
     csvs, evaluations = [], []
-    for member, run_dir in zip(members, run_dirs, strict=True):
+    for member, member_config, run_dir in zip(members, run_configs, run_dirs, strict=True):
         run_dir.mkdir(parents=True, exist_ok=True)
         if not resume:
             (run_dir / "metrics.csv").unlink(missing_ok=True)
-            write_text_atomic(run_dir / "config.yaml", member.config.to_yaml())
-        csvs.append(MetricsCSV(run_dir / "metrics.csv", config.num_seeds, metric_names(member.config)))
-        evaluations.append(get_evaluation(member, member.config.test_worlds))
+            write_text_atomic(run_dir / "config.yaml", member_config.to_yaml())
+        csvs.append(MetricsCSV(run_dir / "metrics.csv", config.num_seeds, metric_names(member_config)))
+        evaluations.append(get_evaluation(member, member_config.test_worlds))
     state, start_chunk, wall_before = population.init(), 0, 0.0
     if resume:
         state, start_chunk, wall_before = resume_members(members, run_dirs, csvs, log)
@@ -286,6 +290,8 @@ def run_fused(
         f"({population.rows} rows x {config.num_envs} envs); compiled in {compile_s:.1f} s"
     )
     diverged: dict[int, str] = {}
+    # members that reached their stop_at_test_return: their state, update and target record at that point
+    frozen: dict[int, tuple[Any, int, float, dict[str, Any]]] = {}
     steps = config.chunk_updates * config.steps_per_update * config.num_seeds
     bar = tqdm(
         total=config.num_chunks * steps * len(members), disable=not progress, desc="fused", unit="step"
@@ -297,27 +303,49 @@ def run_fused(
         wall = time.perf_counter() - start
         finished = chunk + 1 == config.num_chunks
         for m, member in enumerate(members):
-            if m in diverged:
+            if m in diverged or m in frozen:  # its rows compute on; nothing more is recorded
                 continue
             raw_m = population.member_slice(raw, m)
             nonfinite = first_nonfinite(raw_m, chunk * config.chunk_updates)
             metrics = per_update_metrics(raw_m)
+            reached = None
             if nonfinite is not None:  # as a run alone: summary.json, a finite checkpoint, the message
                 try:
-                    stop_nonfinite(run_dirs[m], member.config, member, nonfinite, time.perf_counter() - start)
+                    stop_nonfinite(
+                        run_dirs[m], run_configs[m], member, nonfinite, time.perf_counter() - start
+                    )
                 except NonFiniteError as exc:
                     diverged[m] = one_line(exc)
             else:
-                every = member.config.eval_every
+                every = run_configs[m].eval_every
                 if (every and (chunk + 1) % every == 0) or finished:
-                    record_test_returns(evaluations[m], population.member_slice(state, m), metrics)
+                    test = record_test_returns(evaluations[m], population.member_slice(state, m), metrics)
+                    target = run_configs[m].stop_at_test_return
+                    if target is not None and test >= target:
+                        update = (chunk + 1) * config.chunk_updates
+                        reached = {
+                            "update": update,
+                            "test_return_greedy": test,
+                            "env_steps_per_seed": update * config.steps_per_update,
+                            "wall_s": wall,
+                        }
             csvs[m].append(chunk * config.chunk_updates, config.steps_per_update, wall, metrics)
-            every = member.config.checkpoint_every
-            if nonfinite is None and ((every and (chunk + 1) % every == 0) or finished):
+            every = run_configs[m].checkpoint_every
+            stop = reached is not None
+            if nonfinite is None and ((every and (chunk + 1) % every == 0) or finished or stop):
                 save_checkpoint(
-                    run_dirs[m], member.config, population.member_slice(state, m), chunk + 1, wall
+                    run_dirs[m], run_configs[m], population.member_slice(state, m), chunk + 1, wall
+                )
+            if stop:  # frozen: evaluated and written as it stands now, while the others go on
+                frozen[m] = (
+                    jax.device_get(population.member_slice(state, m)),
+                    reached["update"],
+                    wall,
+                    reached,
                 )
         bar.update(steps * len(members))
+        if len(diverged) + len(frozen) == len(members):
+            break
     bar.close()
     train_s = time.perf_counter() - start
     out = []
@@ -325,12 +353,15 @@ def run_fused(
         if m in diverged:
             out.append({"run_dir": str(run_dirs[m]), "diverged": diverged[m]})
             continue
+        member_state, updates_done, member_train_s, reached = frozen.get(
+            m, (population.member_slice(state, m), config.num_updates, train_s, None)
+        )
         summary: dict[str, Any] = {
             "run_dir": str(run_dirs[m]),
-            "updates_done": config.num_updates,
+            "updates_done": updates_done,
             "finished": True,
             "compile_s": compile_s,
-            "train_s": train_s,
+            "train_s": member_train_s,
             # the whole population's rate (every member's seeds), as one program ran them
             "env_steps_per_s": config.env_steps * population.rows / max(train_s, 1e-9),
             "fused_members": len(members),
@@ -341,9 +372,14 @@ def run_fused(
             "backend": jax.default_backend(),
             "jax_version": jax.__version__,
         }
-        results = final_evaluation(
-            run_dirs[m], member.config, member, evaluations[m], population.member_slice(state, m)
-        )
+        target = run_configs[m].stop_at_test_return
+        if target is not None:
+            summary["target"] = {
+                "stop_at_test_return": target,
+                "reached": reached is not None,
+                **(reached or {}),
+            }
+        results = final_evaluation(run_dirs[m], run_configs[m], member, evaluations[m], member_state)
         write_summary(run_dirs[m], summary)
         out.append({**summary, "eval": results})
     return out

@@ -125,7 +125,7 @@ def test_plan_fuses_data_keys_and_splits_static_ones():
     )
     assert plan_programs(configs, fuse=False) == [[0], [1], [2], [3], [4]]
     assert plan_programs(configs[:2] * 2, max_members=3) == [[0, 1, 2], [3]]
-    assert plan_programs([from_dict({**BASE, "stop_at_test_return": 5.0})] * 2) == [[0], [1]]
+    assert plan_programs([from_dict({**BASE, "stop_at_test_return": 5.0})] * 2) == [[0, 1]]  # a run key
     # training-only env params are env data: one program (members split only if their pools differ)
     shorter = [from_dict({**BASE, "train_env_params": {"max_steps": m}}) for m in (4, 6)]
     assert plan_programs(shorter) == [[0, 1]]
@@ -226,3 +226,20 @@ def test_a_stopped_population_resumes_as_one_and_ends_as_if_never_stopped(tmp_pa
     assert "1 program: 2 members x 2 seeds" in out and "resuming 2 members at update 4 of 6" in out
     for member in members:
         assert (_rows(member), (member / "eval.json").read_text()) == whole[member.name]
+
+
+def test_a_member_that_reaches_its_target_is_frozen_while_the_others_go_on(tmp_path, capsys):
+    config_file = tmp_path / "base.yaml"
+    config_file.write_text(yaml.safe_dump(BASE))  # 6 updates: evaluations after updates 4 and 6
+    grid = ["--grid", "stop_at_test_return=-1e9,1e9"]
+    args = ["--config", str(config_file), *grid, "--out-dir", str(tmp_path), "--name", "s", "--no-progress"]
+    assert sweep_main(args) == 0
+    assert "1 program: 2 members x 2 seeds" in capsys.readouterr().out
+    reached = json.loads((tmp_path / "s" / "stop_at_test_return=-1e9" / "summary.json").read_text())
+    assert reached["updates_done"] == 4 and reached["finished"]
+    assert reached["target"]["reached"] and reached["target"]["update"] == 4
+    assert [r[0] for r in _rows(tmp_path / "s" / "stop_at_test_return=-1e9")[1:]] == ["1", "2", "3", "4"]
+    assert (tmp_path / "s" / "stop_at_test_return=-1e9" / "eval.json").is_file()
+    missed = json.loads((tmp_path / "s" / "stop_at_test_return=1e9" / "summary.json").read_text())
+    assert missed["updates_done"] == 6 and missed["target"] == {"stop_at_test_return": 1e9, "reached": False}
+    assert len(_rows(tmp_path / "s" / "stop_at_test_return=1e9")) == 7  # header + 6 updates
