@@ -9,8 +9,8 @@ its held-out evaluation runs the program its config alone would use, so `hivex e
 
 What fuses (`fusion_key`): configs with the same `program_signature` (static keys and data switches)
 and the same values of the data keys the fused trainer does not take per member. Env keys (task, level,
-env_params, train_env_params) fuse when no reward re-weighting reads the task's weights; members whose
-pregenerated pools differ generate their worlds at reset instead (`plan_sweep`). A member that reaches
+env_params, train_env_params) and the training reward's weights, anneal and sharing are per member;
+members whose pregenerated pools differ generate their worlds at reset instead (`plan_sweep`). A member that reaches
 its `stop_at_test_return` is frozen (evaluated and written as it stands) while the others go on.
 """
 
@@ -40,15 +40,18 @@ from hivex_jax.core.errors import one_line
 #: data keys a fused member carries as its own values (`member_data`), plus the ones read only by its
 #: own init (`seed`) or its own evaluation program (`eval_seed`)
 PPO_MEMBER_KEYS = (frozenset(MEMBER_SCALARS) - {"gamma_lambda"}) | {"gae_lambda", "seed", "eval_seed"}
-#: env data keys: per member too, when the training pools agree (`split_by_pool`)
+#: env data keys: per member too (members whose pregenerated pools differ generate worlds at reset)
 ENV_MEMBER_KEYS = frozenset({"task", "level", "env_params", "train_env_params"})
+#: training-reward keys a member carries as arrays (`extensions.reward_arrays`); on or off is static
+REWARD_MEMBER_KEYS = frozenset(
+    {"train_reward_weights", "train_reward_weights_anneal_updates", "train_reward_sharing"}
+)
 
 
 def fusion_key(config: PPOConfig) -> str:
-    """Configs with equal keys can be members of one program: the program signature, the values of the
-    data keys not taken per member, and (reward re-weighting reads the task's weights at build) the env
-    keys when re-weighting is on."""
-    per_member = set(PPO_MEMBER_KEYS) | (set() if config.train_reward_weights else set(ENV_MEMBER_KEYS))
+    """Configs with equal keys can be members of one program: the program signature and the values of
+    the data keys not taken per member."""
+    per_member = set(PPO_MEMBER_KEYS) | ENV_MEMBER_KEYS | REWARD_MEMBER_KEYS
     fixed = {k: getattr(config, k) for k in keys_of_kind("data") if k not in per_member}
     return json.dumps(
         {"signature": program_signature(config), "fixed": fixed},
@@ -146,7 +149,9 @@ class FusedPopulation(Population):
         super().__init__(members[0].train, devices)
         self.rows = len(members) * self.config.num_seeds
         data = [
-            member_data(m.config, m.train.train_params) for m in members for _ in range(self.config.num_seeds)
+            member_data(m.config, m.train.train_params, m.train.env)
+            for m in members
+            for _ in range(self.config.num_seeds)
         ]
         scalars = {k: np.stack([d[k] for d in data]) for k in data[0] if k != "env_params"}
         self.member_rows = {**scalars, "env_params": hivex_jax.stack_params([d["env_params"] for d in data])}

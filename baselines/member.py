@@ -13,6 +13,7 @@ import optax
 
 from baselines.common import make_optimizer
 from baselines.config import PPOConfig
+from baselines.extensions import reward_arrays
 
 #: the PPO scalars a member of a fused population carries as data (`member_data`; `baselines.fused`)
 MEMBER_SCALARS = (
@@ -29,11 +30,12 @@ MEMBER_SCALARS = (
 )
 
 
-def member_data(config: PPOConfig, env_params: Any) -> dict[str, Any]:
-    """One member's data keys as arrays (f32[] scalars and its `EnvParams`): what `update_chunk(runner,
-    member)` reads instead of the config's constants, so one program trains members that differ in them.
-    Each scalar is the f32 rounding of the constant the one-config program folds in (`gamma_lambda` too:
-    the product is taken in Python floats there), so a member computes what its config computes alone."""
+def member_data(config: PPOConfig, env_params: Any, env: Any = None) -> dict[str, Any]:
+    """One member's data keys as arrays (f32[] scalars, its `EnvParams` and, given its `env`, its
+    training-reward weights and sharing): what `update_chunk(runner, member)` reads instead of the
+    config's constants, so one program trains members that differ in them. Each scalar is the f32
+    rounding of the constant the one-config program folds in (`gamma_lambda` too: the product is taken
+    in Python floats there), so a member computes what its config computes alone."""
     scalars = {
         "lr": config.lr,
         "max_grad_norm": config.max_grad_norm,
@@ -50,7 +52,8 @@ def member_data(config: PPOConfig, env_params: Any) -> dict[str, Any]:
         if config.ent_coef_discrete is None
         else config.ent_coef_discrete,
     }
-    return {**{k: np.float32(v) for k, v in scalars.items()}, "env_params": env_params}
+    rewards = {} if env is None else reward_arrays(config, env, env_params)
+    return {**{k: np.float32(v) for k, v in scalars.items()}, **rewards, "env_params": env_params}
 
 
 def entropy_bonus(

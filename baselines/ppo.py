@@ -179,7 +179,7 @@ def make_train(config: PPOConfig, env: Any = None, env_params: Any = None) -> Tr
             training_env.step, (0, 0, 0, None)
         )(jax.random.split(k_env, num_envs), runner.env_state, action, step_params)
         # the reward learnt from; info["episode"] (the "return" metrics) keeps the env's
-        reward = training_reward(info, reward, info["active"], runner.update)
+        reward = training_reward(info, reward, info["active"], runner.update, member)
         # V of where the step got before auto-reset (observation or global state): the truncation bootstrap
         next_value = value_of(params, critic_input(final_state, final_obs, step_params))
         episode_end = jnp.broadcast_to(info["done"][:, None], terminated.shape)

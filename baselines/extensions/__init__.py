@@ -21,6 +21,7 @@ __all__ = [
     "auxiliary_loss_types",
     "auxiliary_losses",
     "metric_names",
+    "reward_arrays",
     "training_reward",
 ]
 
@@ -36,15 +37,23 @@ def reward_transforms(config: PPOConfig, env: Any, env_params: Any) -> list[Trai
 
 
 def training_reward(config: PPOConfig, env: Any, env_params: Any) -> TrainingRewardTransform:
-    """The config's transforms composed in order (none: the env's reward)."""
+    """The config's transforms composed in order (none: the env's reward); a fused member's own values
+    come from `member` (`reward_arrays`)."""
     transforms = reward_transforms(config, env, env_params)
 
-    def transform(info: dict, reward: jax.Array, active: jax.Array, update: jax.Array) -> jax.Array:
+    def transform(
+        info: dict, reward: jax.Array, active: jax.Array, update: jax.Array, member: dict | None = None
+    ) -> jax.Array:
         for each in transforms:
-            reward = each(info, reward, active, update)
+            reward = each(info, reward, active, update, member)
         return reward
 
     return transform
+
+
+def reward_arrays(config: PPOConfig, env: Any, env_params: Any) -> dict[str, Any]:
+    """The values of the config's reward transforms a fused member carries as its own arrays."""
+    return {k: v for each in reward_transforms(config, env, env_params) for k, v in each.arrays().items()}
 
 
 #: every metric an auxiliary loss can add (the columns a run's metrics.csv may have beyond PPO's)

@@ -19,9 +19,12 @@ from baselines.networks import HybridDistribution
 
 class TrainingRewardTransform(Protocol):
     """`f32[N, A]` training reward of one env step from the step's `info`, the reward so far, the
-    agents' `active` mask bool[N, A] and the update number i32[]."""
+    agents' `active` mask bool[N, A], the update number i32[] and a fused member's data (None: the
+    config's values; `arrays()` names what a member carries)."""
 
-    def __call__(self, info: dict, reward: jax.Array, active: jax.Array, update: jax.Array) -> jax.Array: ...
+    def __call__(
+        self, info: dict, reward: jax.Array, active: jax.Array, update: jax.Array, member: dict | None = None
+    ) -> jax.Array: ...
 
 
 class AuxiliaryLoss(Protocol):

@@ -25,16 +25,31 @@ class RewardReweighting:
         self.start_weights = jnp.where(named, values, self.env_weights)
         self.anneal_updates = config.train_reward_weights_anneal_updates
 
-    def weights(self, update: jax.Array) -> jax.Array:
-        """f32[terms] at this update."""
-        if self.anneal_updates <= 0:
-            return self.start_weights
-        frac = jnp.minimum(update.astype(jnp.float32) / self.anneal_updates, 1.0)
-        return self.start_weights + (self.env_weights - self.start_weights) * frac
+    def arrays(self) -> dict[str, Any]:
+        """What a fused member carries of this transform (`baselines.member.member_data`)."""
+        return {
+            "reward_start_weights": self.start_weights,
+            "reward_env_weights": self.env_weights,
+            "reward_anneal_updates": jnp.float32(self.anneal_updates),
+        }
 
-    def __call__(self, info: dict, reward: jax.Array, active: jax.Array, update: jax.Array) -> jax.Array:
+    def weights(self, update: jax.Array, member: dict | None = None) -> jax.Array:
+        """f32[terms] at this update (a fused member's own weights and anneal from `member`)."""
+        start, end, anneal = self.start_weights, self.env_weights, self.anneal_updates
+        if member is not None:
+            start, end = member["reward_start_weights"], member["reward_env_weights"]
+        if self.anneal_updates <= 0:  # on or off is the same for every member (a data key's switch)
+            return start
+        if member is not None:
+            anneal = member["reward_anneal_updates"]
+        frac = jnp.minimum(update.astype(jnp.float32) / anneal, 1.0)
+        return start + (end - start) * frac
+
+    def __call__(
+        self, info: dict, reward: jax.Array, active: jax.Array, update: jax.Array, member: dict | None = None
+    ) -> jax.Array:
         """The re-weighted sum of `info["raw_reward_terms"]` f32[N, A, terms]."""
-        return jnp.sum(info["raw_reward_terms"] * self.weights(update), axis=-1)
+        return jnp.sum(info["raw_reward_terms"] * self.weights(update, member), axis=-1)
 
 
 class RewardSharing:
@@ -43,6 +58,13 @@ class RewardSharing:
     def __init__(self, share: float):
         self.share = share
 
-    def __call__(self, info: dict, reward: jax.Array, active: jax.Array, update: jax.Array) -> jax.Array:
+    def arrays(self) -> dict[str, Any]:
+        """What a fused member carries of this transform (`baselines.member.member_data`)."""
+        return {"reward_sharing": jnp.float32(self.share)}
+
+    def __call__(
+        self, info: dict, reward: jax.Array, active: jax.Array, update: jax.Array, member: dict | None = None
+    ) -> jax.Array:
         """`(1 - share) r_i + share * mean_active(r)`, 0 for inactive agents (`common.share_rewards`)."""
-        return share_rewards(reward, active, self.share)
+        share = self.share if member is None else member["reward_sharing"]
+        return share_rewards(reward, active, share)

@@ -35,6 +35,10 @@ ODD = {
     "ent_coef_discrete": 0.01,
     "max_grad_norm": 0.3,
     "env_params": {"max_steps": 10},
+    # the training reward's weights, their anneal and sharing: a member's own arrays
+    "train_reward_weights": {"closeness": 2.0},
+    "train_reward_weights_anneal_updates": 5,
+    "train_reward_sharing": 0.3,
 }
 GRID = [("lr", ["1e-3", "3e-4"]), ("env_params.max_steps", ["10", "12"])]
 
@@ -129,6 +133,17 @@ def test_plan_fuses_data_keys_and_splits_static_ones():
     # training-only env params are env data: one program (members split only if their pools differ)
     shorter = [from_dict({**BASE, "train_env_params": {"max_steps": m}}) for m in (4, 6)]
     assert plan_programs(shorter) == [[0, 1]]
+    # training-reward weights and sharing are member arrays too, also beside a task grid
+    weighted = [
+        from_dict(
+            {**BASE, "train_reward_weights": {"closeness": w}, "train_reward_sharing": share, "task": 0}
+        )
+        for w, share in ((2.0, 0.1), (0.5, 0.9))
+    ]
+    assert plan_programs(weighted) == [[0, 1]]
+    rows = FusedPopulation([Population(make_train(c)) for c in weighted]).member_rows
+    np.testing.assert_array_equal(rows["reward_start_weights"][:, 0], [2.0, 2.0, 0.5, 0.5])
+    np.testing.assert_allclose(rows["reward_sharing"], [0.1, 0.1, 0.9, 0.9])
     # each member's rows carry its own training params; evaluation keeps the env's (12 steps)
     fused = FusedPopulation([Population(make_train(c)) for c in shorter])
     np.testing.assert_array_equal(fused.member_rows["env_params"].max_steps, [4, 4, 6, 6])
