@@ -6,7 +6,8 @@ A cell is measured in its run folder (`OUT_DIR/<env id>/task<t>[_level<l>]/`, ma
 of `hivex train`, `eval_hivex.json` of the HIVEX protocol, `summary.json`), as `scripts/hivex_results.py run`
 writes them; `hivex_record` keeps what the page renders of it (`load_results` reads the same from run
 folders) and `write_page` renders the page from the records alone, refusing to drop a measured cell the
-page on disk shows.
+page on disk shows, with the level-trend figures it links (`results_trends`: `images/hivex_trend_<short>.png`
+beside the page).
 """
 
 from __future__ import annotations
@@ -33,6 +34,16 @@ from hivex_jax.eval.result_records import (
     read_record,
     vanished,
     write_record,
+)
+from hivex_jax.eval.results_trends import (
+    BOOTSTRAP_RESAMPLES,
+    MIN_CELLS,
+    figure_name,
+    protocol_seeds,
+    spearman,
+    spearman_ci,
+    trend_panels,
+    write_trend_figures,
 )
 
 #: relative spread (max - min over |mean|) below which a published level series counts as flat
@@ -248,29 +259,6 @@ def _comparable(env_id: str, result: dict[str, Any] | None) -> str:
     return "; ".join(notes)
 
 
-def _spearman(x: list[float], y: list[float]) -> float:
-    """Spearman's rank correlation (average ranks for ties)."""
-
-    def ranks(v: list[float]) -> list[float]:
-        order = sorted(range(len(v)), key=lambda i: v[i])
-        r = [0.0] * len(v)
-        i = 0
-        while i < len(v):
-            j = i
-            while j + 1 < len(v) and v[order[j + 1]] == v[order[i]]:
-                j += 1
-            for k in range(i, j + 1):
-                r[order[k]] = (i + j) / 2
-            i = j + 1
-        return r
-
-    rx, ry = ranks(x), ranks(y)
-    mx, my = sum(rx) / len(rx), sum(ry) / len(ry)
-    cov = sum((a - mx) * (b - my) for a, b in zip(rx, ry, strict=True))
-    var = math.sqrt(sum((a - mx) ** 2 for a in rx) * sum((b - my) ** 2 for b in ry))
-    return cov / var if var else float("nan")
-
-
 def _spread(values: list[float]) -> float:
     """(max - min) / |mean|."""
     mean = sum(values) / len(values)
@@ -287,10 +275,22 @@ def _extremes(series: dict[int, float], word: str) -> str:
     )
 
 
-def level_trend(published: dict[int, float], ours: dict[int, float], word: str = "level") -> str:
+def _r2(value: float) -> str:
+    """A correlation to 2 decimals, without a sign on zero ("-0.00" -> "0.00")."""
+    text = f"{value:.2f}"
+    return "0.00" if text == "-0.00" else text
+
+
+def level_trend(
+    published: dict[int, float],
+    ours: dict[int, float],
+    word: str = "level",
+    seeds: dict[int, list[float]] | None = None,
+) -> str:
     """The level-trend sentence: HIVEX's extremes over levels, ours under the same protocol, and whether
     the trend is reproduced (flat series: both flat; otherwise the same lowest and highest level, or
-    "partly" with a rank correlation >= 0.5 over the levels both have)."""
+    "partly" with a rank correlation >= 0.5 over the levels both have). With `seeds` (our per-training-seed
+    values per level) the rank correlation gets its bootstrap 95% CI over our seeds (`spearman_ci`)."""
     hivex_flat = _spread(list(published.values())) < FLAT_SPREAD
     text = "HIVEX: " + _extremes(published, word) + (" (flat)" if hivex_flat else "")
     common = [k for k in sorted(published) if k in ours]
@@ -299,9 +299,13 @@ def level_trend(published: dict[int, float], ours: dict[int, float], word: str =
     mine = {k: ours[k] for k in common}
     theirs = {k: published[k] for k in common}
     ours_flat = _spread(list(mine.values())) < FLAT_SPREAD
-    rho = _spearman([theirs[k] for k in common], [mine[k] for k in common])
+    rho = spearman([theirs[k] for k in common], [mine[k] for k in common])
     text += "; ours under the same protocol: " + _extremes(mine, word) + (" (flat)" if ours_flat else "")
-    text += f"; rank correlation over the {len(common)} {word}s both have {rho:.2f}"
+    text += f"; rank correlation over the {len(common)} {word}s both have {_r2(rho)}"
+    complete = seeds is not None and all(seeds.get(k) for k in common) and not math.isnan(rho)
+    ci = spearman_ci(theirs, {k: seeds[k] for k in common}) if complete else None
+    if ci is not None:
+        text += f" (95% CI {_r2(ci[0])} to {_r2(ci[1])})"
     same_ends = min(theirs, key=theirs.get) == min(mine, key=mine.get) and max(theirs, key=theirs.get) == max(
         mine, key=mine.get
     )
@@ -387,6 +391,30 @@ def _level_label(env_id: str, level: str) -> str:
     return "—" if level == NO_LEVEL else level
 
 
+def trend_figure_lines(env_id: str, results: dict[Cell, dict[str, Any]]) -> list[str]:
+    """The link to an env's trend figure (`images/hivex_trend_<short>.png`, beside the page, written by
+    `write_page`) and its caption; [] when no task has `MIN_CELLS` of our cells (no figure)."""
+    panels = trend_panels(env_id, results)
+    if not panels:
+        return []
+    info = HIVEX_ENVS[env_id]
+    word = info.level_name
+    tasks = ", ".join(str(t) for t in panels)
+    return [
+        f"![{info.name}: our return per {word} beside HIVEX's published test mean]"
+        f"(images/{figure_name(env_id)})",
+        "",
+        f"*{word.capitalize()} trends, task{'s' if len(panels) > 1 else ''} {tasks} (each task with at "
+        f"least {MIN_CELLS} of our cells): ours (left axis) under the HIVEX protocol (IPPO stochastic) and "
+        f"held-out (IPPO greedy), mean and Student-t 95% CI over training seeds; HIVEX's published test "
+        f"mean per {word} (right axis, one trained policy). Compare the shapes, not the heights: the "
+        "absolute returns are not comparable, since our dynamics are designed where HIVEX is silent. The "
+        f"rank correlation's 95% CI in the trend sentence resamples our seeds per {word} "
+        f"({BOOTSTRAP_RESAMPLES:,} bootstrap resamples).*",
+        "",
+    ]
+
+
 def env_section(env_id: str, results: dict[Cell, dict[str, Any]]) -> list[str]:
     """The page section of one env: results table, budget, trend, statistics tables."""
     info = HIVEX_ENVS[env_id]
@@ -433,11 +461,13 @@ def env_section(env_id: str, results: dict[Cell, dict[str, Any]]) -> list[str]:
             for c, r in mine.items()
             if c.task == 0 and (v := _policy_value(r, "hivex", "stochastic")) is not None
         }
+        seeds = {c.level: s for c, r in mine.items() if c.task == 0 and (s := protocol_seeds(r)) is not None}
         out += [
             f"**{info.level_name.capitalize()} trend, main task (test mean).** "
-            + level_trend(published_series, ours, info.level_name),
+            + level_trend(published_series, ours, info.level_name, seeds),
             "",
         ]
+        out += trend_figure_lines(env_id, mine)
     per_run = published_table(env_id, "per_run")
     if per_run:
         cell = Cell(env_id, int(per_run["cell"]["task"]), int(per_run["cell"]["level"]))
@@ -673,8 +703,9 @@ def measured_cells(page: str) -> list[Cell]:
 def write_page(
     records_dir: str | Path, out: str | Path, command: str, allow_fewer: bool = False
 ) -> tuple[Path, int]:
-    """Render the page from the records under `records_dir` (regenerated by `command`) into `out`; returns
-    the file and how many cells had records. ValueError (one line, naming them) when a cell the page on
+    """Render the page from the records under `records_dir` (regenerated by `command`) into `out`, and the
+    trend figures it links into `images/` beside it (`write_trend_figures`); returns the file and how many
+    cells had records. ValueError (one line, naming them) when a cell the page on
     disk shows our results for would vanish, unless `allow_fewer`."""
     records = load_records(records_dir)
     results = {cell: record_result(record) for cell, record in records.items()}
@@ -685,6 +716,7 @@ def write_page(
         refusal = vanished("page", out, before, measured_cells(text), _group)
         if refusal:
             raise ValueError(refusal)
+    write_trend_figures(results, out.parent / "images")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text, encoding="utf-8")
     return out, len(records)

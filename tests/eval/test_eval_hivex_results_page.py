@@ -162,6 +162,12 @@ def test_trend_sentence_in_the_page(results_folder):
     assert "HIVEX: pattern 2 lowest (4588.4), 0 highest (4605.9), spread 0.4% of the mean (flat)" in trend
     assert "ours under the same protocol: pattern 0 lowest (4500.0), 2 highest (4700.0)" in trend
     assert trend.endswith("not reproduced (HIVEX flat, ours not).")
+    # its 95% CI over our training seeds: pattern 0's 3 runs (4490-4510) never reach patterns 1 and 2 (one
+    # run each), so every bootstrap resample has the point's ranks
+    assert "rank correlation over the 3 patterns both have -1.00 (95% CI -1.00 to -1.00)" in trend
+    # the trend figure (patterns 0-2 of task 0) is linked below it; WRM (one cell) has none
+    wfc = page.split("## Wind Farm Control")[1].split("\n## ")[0]
+    assert "](images/hivex_trend_wfc.png)" in wfc and page.count("](images/hivex_trend_") == 1
     wrm = next(line for line in page.splitlines() if line.startswith("**Level trend") and "92.7" in line)
     assert "0 level(s) run, too few" in wrm  # WRM ran held-out only: no HIVEX-protocol value
 
@@ -287,6 +293,8 @@ def test_page_command_writes_the_page_it_renders(results_folder, tmp_path):
     rendered = results_page.render_page(results_page.load_results(results_folder), command, line, records)
     assert out.read_text() == rendered
     assert "4 cell(s) with records" in done.stdout
+    # the figure it links, beside the page
+    assert [p.name for p in (tmp_path / "images").iterdir()] == ["hivex_trend_wfc.png"]
 
 
 def test_env_notes_sit_in_their_section(results_folder):
