@@ -28,7 +28,9 @@ cells of `--cells`), for runs made before `run` recorded them, and says which ch
 `page` renders the page from the published tables (`hivex_jax/eval/data/hivex_published.json`) and the
 records alone (no run folder is read), so any checkout regenerates it. It refuses, in one line naming them,
 to write a page on which a cell the page on disk shows our results for would vanish (a missing record),
-unless `--allow-fewer`.
+unless `--allow-fewer`. Beside the page it writes each env's level-trend figure,
+`images/hivex_trend_<wfc|wrm|dbr|aws>.png` (ours mean ± 95 % CI over seeds per level, HIVEX's published
+series on a second axis; `hivex_jax.eval.results_trends`): commit them with the page.
 
 SPEC: comma-separated `ENV:TASK:LEVEL` with ENV an env id or wfc/wrm/dbr/opc/aws, TASK and LEVEL an
 integer or a range `a-b`, LEVEL `none` for Ocean Plastic Collection; default: the main task at every pattern
