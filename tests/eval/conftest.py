@@ -1,4 +1,4 @@
-"""Reuse the tiny trainer-test environment and compile-time settings (tests/baselines/conftest.py)."""
+"""Reuse the tiny trainer-test environment (tests/baselines/conftest.py)."""
 
 import importlib.util
 import sys
