@@ -30,13 +30,13 @@ def test_side_and_gap_are_per_seed_statistics():
     assert report.side([[1.0]], [-2.0], [0.0])["fraction_of_scripted"] is None  # no ratio to a return <= 0
 
 
-@pytest.mark.slow  # two tiny trainings with their compiles: minutes on the 2-core CPU (975 s at load 20)
-@pytest.mark.timeout(1800)
 def _main(argv: list[str]) -> None:
     """What the script does: parse its arguments, run the probe."""
     probe.run_probe(probe.parse_args(argv))
 
 
+@pytest.mark.slow  # two tiny trainings with their compiles: minutes on the 2-core CPU (975 s at load 20)
+@pytest.mark.timeout(1800)
 def test_probe_trains_each_pool_scores_both_sides_and_resumes(tmp_path, monkeypatch):
     config = tmp_path / "tiny.yaml"
     config.write_text(yaml.safe_dump({**TINY_CONFIG, "env_id": ENV_ID, "total_env_steps": 64}))
