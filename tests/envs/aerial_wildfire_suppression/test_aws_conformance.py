@@ -14,7 +14,12 @@ from hivex_jax.envs.aerial_wildfire_suppression.params import TASK_WEIGHTS
 
 
 def test_check_env_default_and_mixed_batch():
-    check_env(ENV, PARAMS)  # eager vs jit, determinism, and one compiled step for all 9 tasks x 10 levels
+    check_env(ENV, PARAMS, eager=False)  # determinism, and one compiled step for all 9 tasks x 10 levels
+
+
+@pytest.mark.slow  # op-by-op eager execution, ~half of the full check: the jitted checks above stay default
+def test_check_env_default_eager_agrees_with_jit():
+    check_env(ENV, PARAMS, mixed=False)
 
 
 @pytest.mark.parametrize("task", range(9))

@@ -10,9 +10,14 @@ from hivex_jax.core.check import check_env
 from hivex_jax.envs.drone_based_reforestation import DroneBasedReforestation
 
 
-def test_check_env_default_full(env):
-    # full options: eager vs jit, determinism, seeds, and one vmapped batch mixing all 8 tasks x 10 levels
-    check_env(env, env.default_params())
+def test_check_env_default_and_mixed_batch(env):
+    # jit: spaces, determinism, seeds, and one vmapped batch mixing all 8 tasks x 10 levels
+    check_env(env, env.default_params(), eager=False)
+
+
+@pytest.mark.slow  # op-by-op eager execution, ~40% of the full check: the jitted checks above stay default
+def test_check_env_default_eager_agrees_with_jit(env):
+    check_env(env, env.default_params(), mixed=False)
 
 
 @pytest.mark.parametrize("task", range(8))

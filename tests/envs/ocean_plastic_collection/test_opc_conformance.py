@@ -18,7 +18,13 @@ def registered():
 
 def test_check_env_registered_default_main_task(registered):
     env, params = registered
-    hivex_jax.check_env(env, params)  # eager comparison and the mixed-task batch included
+    hivex_jax.check_env(env, params, eager=False)  # the mixed-task batch included
+
+
+@pytest.mark.slow  # op-by-op eager execution, ~40% of the full check: the jitted checks above stay default
+def test_check_env_registered_default_eager_agrees_with_jit(registered):
+    env, params = registered
+    hivex_jax.check_env(env, params, mixed=False)
 
 
 @pytest.mark.parametrize("task", [1, 2, 3])

@@ -11,11 +11,16 @@ from hivex_jax.core.check import check_env
 from hivex_jax.envs.wildfire_resource_management import WildfireResourceManagement
 
 
-def test_check_env_full(env, params):
-    # Full options: eager vs jit, determinism, world seeds, one vmapped batch mixing 3 tasks x 10 levels.
-    # On the unwrapped env, whose compiled functions the other tests share (the registered FrameStack
-    # is checked below and by the wrapper's own tests).
-    check_env(env, params)
+def test_check_env_default_and_mixed_batch(env, params):
+    # Jit: spaces, determinism, world seeds, one vmapped batch mixing 3 tasks x 10 levels. On the
+    # unwrapped env, whose compiled functions the other tests share (the registered FrameStack is
+    # checked below and by the wrapper's own tests).
+    check_env(env, params, eager=False)
+
+
+@pytest.mark.slow  # op-by-op eager execution, ~half of the full check: the jitted checks above stay default
+def test_check_env_default_eager_agrees_with_jit(env, params):
+    check_env(env, params, mixed=False)
 
 
 @pytest.mark.parametrize("task", [0, 1, 2])

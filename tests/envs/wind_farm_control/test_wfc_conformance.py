@@ -23,7 +23,11 @@ def test_check_env_every_task_and_pattern(default_env, task, pattern):
     check_env(env, env.variant_params(params, task=task, level=pattern), eager=False, mixed=False)
 
 
-@pytest.mark.parametrize("num_agents", [1, 16])
+@pytest.mark.parametrize(
+    # the 16-turbine farm is a third env object to compile, with its mixed batch: -m slow
+    "num_agents",
+    [1, pytest.param(16, marks=pytest.mark.slow)],
+)
 def test_check_env_smallest_and_largest_farm(num_agents):
     env, params = hivex_jax.make("WindFarmControl-v0", num_agents=num_agents)
     check_env(env, env.variant_params(params, task=1, level=8), eager=False, mixed=num_agents == 16)
