@@ -126,6 +126,9 @@ def test_gru_recalls_the_first_step_cue_and_feed_forward_cannot():
 
 
 # ----------------------------------------------------------------- runs: MAPPO, resume, evaluate
+# slow: three trainings, two evaluations and a transfer, each compiling its recurrent program (~30 s);
+# the default run keeps the GRU's resets and replay above and test_baselines_train's exact resume
+@pytest.mark.slow
 def test_recurrent_mappo_run_resumes_exactly_and_evaluates(tmp_path, capsys):
     values = {**TINY_CONFIG, "algo": "mappo", "recurrent": "gru", "gru_size": 8, "obs_normalization": True}
     path = tmp_path / "tiny.yaml"
@@ -182,6 +185,8 @@ def test_ppo_loss_entropy_bonus_replaces_the_single_coefficient():
     assert metrics_bonus["entropy"] == metrics["entropy"]  # the metric stays the total entropy
 
 
+# slow: four trainings, each its own program (~30 s); the loss-level check above stays in the default run
+@pytest.mark.slow
 def test_per_branch_entropy_coefficients_steer_each_part():
     # the cue env (a continuous dim and a discrete branch), feed-forward: small programs
     base = {**CUE_CONFIG, "total_env_steps": 16 * 16 * 4, "chunk_updates": 4}

@@ -61,6 +61,9 @@ def _train(tmp_path, name, **changes):
     return out / name
 
 
+# slow: two trainings, then an evaluation program per agent count (~30 s); the default run keeps the
+# refusals above and test_baselines_transfer_order's matrix layout
+@pytest.mark.slow
 def test_evaluate_in_another_agent_count_and_the_transfer_matrix(tmp_path, capsys, monkeypatch):
     run_a = _train(tmp_path, "a", seed=0)
     _train(tmp_path, "b", seed=1)

@@ -148,10 +148,11 @@ def _close(a, b) -> None:
     np.testing.assert_allclose(np.asarray(a, float), np.asarray(b, float), rtol=2e-4, atol=2e-5)
 
 
+@pytest.mark.slow  # three processes, each starting jax and compiling: ~45 s of the default run
 @pytest.mark.timeout(600)
 def test_two_processes_train_like_one_process_with_two_devices(tmp_path):
-    """The CI-sized check (two launches): 2 processes x 1 device give the metrics and final parameters
-    of 1 process x 2 devices; the slow test below adds checkpoints, resume and the evaluation."""
+    """The smallest two-process check (two launches): 2 processes x 1 device give the metrics and final
+    parameters of 1 process x 2 devices; the test below adds checkpoints, resume and the evaluation."""
     config = tmp_path / "tiny.yaml"
     config.write_text(yaml.safe_dump({**CONFIG, "eval_every": 0, "total_env_steps": 64}))
     common = ["--config", str(config), "--out-dir", str(tmp_path), "--no-progress"]

@@ -120,6 +120,8 @@ def test_stress_on_env_without_stress_worlds_is_a_user_error():
         world_setting(config, "stress")
 
 
+# slow: a training on a real env and two evaluations (~40 s); the spellings and refusals above stay
+@pytest.mark.slow
 def test_evaluate_on_stress_and_file_worlds_end_to_end(tmp_path, world_dir, capsys):
     path = tmp_path / "tiny.yaml"
     path.write_text(yaml.safe_dump(TINY_REAL))
