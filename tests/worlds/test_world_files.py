@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -22,9 +24,15 @@ def _fixed_actions(env, params, steps: int):
     return [space.sample(jax.random.PRNGKey(100 + t)) for t in range(steps)]
 
 
-def _rollout(env, params, reset):
-    """Observations and rewards of STEPS fixed actions from `reset` = (obs, state)."""
-    step = jax.jit(env.step)
+@functools.cache
+def _world(env_id: str, seed: int) -> dict:
+    """`world_of_seed` of the registered env's generator (each call compiles it: once per env and seed)."""
+    env, params = hivex_jax.make(env_id)
+    return world_of_seed(getattr(env, "unwrapped", env), params, seed)
+
+
+def _rollout(env, params, step, reset):
+    """Observations and rewards of STEPS fixed actions of the jitted `step` from `reset` = (obs, state)."""
     obs, state = reset
     out = [jax.tree.leaves(obs)]
     for t, action in enumerate(_fixed_actions(env, params, STEPS)):
@@ -37,7 +45,7 @@ def _rollout(env, params, reset):
 def test_exported_world_imports_to_the_same_episode(env_id, tmp_path):
     env, params = hivex_jax.make(env_id)
     raw = getattr(env, "unwrapped", env)
-    world = world_of_seed(raw, params, 6000)
+    world = _world(env_id, 6000)
     save_world(world, tmp_path / "w", raw, seed=6000)
     loaded = load_world(tmp_path / "w", raw, params)
     assert set(loaded) == set(field_specs(raw))
@@ -49,7 +57,10 @@ def test_exported_world_imports_to_the_same_episode(env_id, tmp_path):
     reset_gen = jax.jit(raw.reset)(key, params)
     # same episode up to float rounding: the two resets are different compiled programs (fusion may
     # round a division differently in the last bit)
-    for a, b in zip(_rollout(raw, params, reset_file), _rollout(raw, params, reset_gen), strict=True):
+    step = jax.jit(raw.step)  # one compiled step for both rollouts
+    for a, b in zip(
+        _rollout(raw, params, step, reset_file), _rollout(raw, params, step, reset_gen), strict=True
+    ):
         for x, y in zip(a, b, strict=True):
             np.testing.assert_allclose(np.asarray(x), np.asarray(y), rtol=1e-5, atol=1e-5)
 
@@ -58,7 +69,7 @@ def test_exported_world_imports_to_the_same_episode(env_id, tmp_path):
 def test_file_world_replaces_the_keys_world_in_a_mixed_batch(env_id):
     env, params = hivex_jax.make(env_id)
     raw = getattr(env, "unwrapped", env)
-    wrapped = FileWorlds(raw, [world_of_seed(raw, params, 6000)], params)
+    wrapped = FileWorlds(raw, [_world(env_id, 6000)], params)
     module = wrapped.module
     keys = jnp.stack([world_key(6001), world_key(6001)])
     index = jnp.asarray([0, -1])  # one file world, one generated world, one compiled reset
@@ -66,8 +77,8 @@ def test_file_world_replaces_the_keys_world_in_a_mixed_batch(env_id):
     fields = jax.vmap(module.world_fields)(states)
     file_fields = jax.tree.map(lambda x: x[0], fields)
     gen_fields = jax.tree.map(lambda x: x[1], fields)
-    want_file = world_of_seed(raw, params, 6000)
-    want_gen = world_of_seed(raw, params, 6001)
+    want_file = _world(env_id, 6000)
+    want_gen = _world(env_id, 6001)
     differs = False
     for name in want_file:
         # up to rounding: OPC renormalises its weights on import

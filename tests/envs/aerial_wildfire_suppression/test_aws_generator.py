@@ -29,7 +29,7 @@ def test_reset_episode_keeps_the_world_and_same_world_autoreset_uses_it():
 
     wrapped = SameWorldAutoReset(ENV)
     p = PARAMS.replace(max_steps=jnp.int32(2))
-    _, ws = wrapped.reset(hivex_jax.world_key(5), p)
+    _, ws = jax.jit(wrapped.reset)(hivex_jax.world_key(5), p)  # jitted: an eager AWS reset takes ~15 s
     step = jax.jit(wrapped.step)
     _, ws1, _, _, _, info1 = step(jax.random.PRNGKey(1), ws, action(), p)
     _, ws2, _, _, trunc, info2 = step(jax.random.PRNGKey(2), ws1, action(), p)
