@@ -150,6 +150,9 @@ def test_plan_fuses_data_keys_and_splits_static_ones():
     assert [int(p.train.env_params.max_steps) for p in fused.members] == [12, 12]
 
 
+# slow: a fused sweep whose diverging member compiles its own re-run (~20 s); the default run keeps the
+# fused sweeps below (a frozen member, members split by pools) and test_baselines_nonfinite's divergence
+@pytest.mark.slow
 def test_a_diverging_member_is_tabulated_while_the_others_finish(tmp_path, capsys):
     config_file = tmp_path / "base.yaml"
     config_file.write_text(yaml.safe_dump(BASE))

@@ -144,6 +144,9 @@ def test_defaults_leave_the_state_as_without_the_switches():
 
 
 # ------------------------------------------------------------------ checkpoints and evaluation
+# slow: three trainings and two evaluations (~25 s); the stats' exactness above, their place in the state
+# (test_defaults_leave_the_state_as_without_the_switches) and test_baselines_train's exact resume stay
+@pytest.mark.slow
 def test_resumed_run_has_the_same_stats_and_evaluation_reads_them(tmp_path):
     config = _config(obs_normalization=True, reward_scaling="return_std", gif_frames=0)
     quiet = {"progress": False, "log": lambda *a: None}

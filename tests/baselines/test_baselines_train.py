@@ -174,6 +174,7 @@ def test_sweep_tabulates_every_combination(tmp_path, capsys):
     assert (tmp_path / "sweep" / "sweep.json").read_text() == before
 
 
+@pytest.mark.slow  # two trainings (~20 s); test_baselines_fused's frozen member reaches and misses a target
 @pytest.mark.timeout(300)
 def test_stop_at_test_return_ends_at_the_first_evaluation_that_reaches_it(tmp_path):
     common = ["--out-dir", str(tmp_path), "--no-progress", "eval_every=1", "gif_frames=0"]
@@ -283,6 +284,7 @@ def test_early_termination_masks_inactive_agents():
     assert bool(jnp.all(jnp.where(inactive, traj.terminated, True)))
 
 
+@pytest.mark.slow  # a benchmark helper's own compile and timed chunks (~12 s)
 @pytest.mark.timeout(300)
 def test_train_throughput_helper():
     from baselines.bench import train_throughput
