@@ -141,6 +141,9 @@ def _largest_data_file(step_dir: Path) -> Path:
     return max((p for p in (step_dir / "state").rglob("*") if p.is_file()), key=lambda p: p.stat().st_size)
 
 
+# slow: three trainings (~20 s); the default run keeps the fallback to the older step for every damaged
+# file and the one-line refusals above, and test_baselines_train's exact resume
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_resume_from_a_damaged_newest_checkpoint_continues_from_the_older_one(tmp_path, capsys):
     config = tmp_path / "tiny.yaml"

@@ -21,8 +21,8 @@ from baselines.ppo import make_train
 
 assert jax.device_count() == 4, jax.devices()
 # Shard the env axis: parameters replicated, every gradient reduced across devices (the sharding that
-# can change numbers; sharding seeds only partitions independent work). 4 seeds x 4 envs: the
-# 1-device program is the one the parent test session compiled (shared compilation cache).
+# can change numbers; sharding seeds only partitions independent work). 4 seeds x 4 envs; the
+# compilation cache is the test session's.
 for axis in ("envs",):
     config = from_dict({**trainer_fake_env.TINY_CONFIG, "num_seeds": 4, "num_envs": 4})
     results = {}
@@ -49,6 +49,8 @@ for axis in ("envs",):
 """
 
 
+# slow, like the two-process runs: a second process with 4 forced host devices compiles both programs (~30 s)
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_four_cpu_devices_match_one_device():
     env = dict(os.environ)
