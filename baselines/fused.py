@@ -10,8 +10,9 @@ its held-out evaluation runs the program its config alone would use, so `hivex e
 What fuses (`fusion_key`): configs with the same `program_signature` (static keys and data switches)
 and the same values of the data keys the fused trainer does not take per member. Env keys (task, level,
 env_params, train_env_params) and the training reward's weights, anneal and sharing are per member;
-members whose pregenerated pools differ generate their worlds at reset instead (`plan_sweep`). A member that reaches
-its `stop_at_test_return` is frozen (evaluated and written as it stands) while the others go on.
+members whose pregenerated pools differ generate their worlds at reset instead (`plan_sweep`). A
+member that reaches its `stop_at_test_return` is frozen (evaluated and written as it stands) while the
+others go on.
 """
 
 from __future__ import annotations
