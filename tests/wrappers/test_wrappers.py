@@ -106,13 +106,15 @@ def test_pregenerated_pool_gives_the_same_resets_as_world_pool(short_wfc):
     assert jax.tree.leaves(pooled.pool)[0].shape[0] == 5
     # same key -> same seed index -> the same obs and state, leaf by leaf (floats up to the rounding
     # of a batched build: XLA may fuse the vmapped generator differently)
+    pooled_reset, plain_reset = jax.jit(pooled.reset), jax.jit(plain.reset)  # each compiled once
     for k in range(6):
-        a = jax.jit(pooled.reset)(jax.random.PRNGKey(k), params8)
-        b = jax.jit(plain.reset)(jax.random.PRNGKey(k), params8)
+        a = pooled_reset(jax.random.PRNGKey(k), params8)
+        b = plain_reset(jax.random.PRNGKey(k), params8)
         for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b), strict=True):
             np.testing.assert_allclose(np.asarray(x), np.asarray(y), rtol=1e-6, atol=1e-6)
+    env_reset = jax.jit(env.reset)
     for i, seed in enumerate(range(6000, 6005)):  # pool row i is world seed i's reset
-        want = env.reset(hivex_jax.world_key(seed), params8)[1].facing_angle
+        want = env_reset(hivex_jax.world_key(seed), params8)[1].facing_angle
         np.testing.assert_allclose(np.asarray(pooled.pool[1].facing_angle[i]), np.asarray(want), atol=1e-6)
     with pytest.raises(ValueError, match="MiB"):
         PregeneratedWorldPool(env, "0:1000", params8, max_bytes=1000)
