@@ -142,6 +142,10 @@ def test_train_resume_evaluate_and_outputs(tmp_path, capsys):
     )  # more runs than seeds
 
 
+# slow: a two-combination sweep, rerun twice (~12-25 s); the default run keeps hivex sweep end to end in
+# test_baselines_fused (a fused sweep with a frozen member) and sweep.json of a stubbed one-program-per-
+# combination sweep in test_baselines_nonfinite
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_sweep_tabulates_every_combination(tmp_path, capsys):
     from baselines.cli_sweep import sweep_main
