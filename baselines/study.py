@@ -7,8 +7,9 @@ file the evaluation writes in the run folder. A cell may also write a committed 
 once it is trained and evaluated (`StudyCell.record`; `hivex_jax.eval.result_records`), since run folders
 are machine-local. The caller renders its table or page at the end from what was recorded, so a study
 stopped anywhere continues where it stopped when run again.
-`scripts/hivex_results.py`, `scripts/suite_results.py`, `scripts/memorisation_probe.py` and
-`scripts/messages_demo.py` are studies.
+`baselines.hivex_results`, `baselines.suite_results`, `baselines.memorisation` and
+`baselines.messages_demo` are studies (their command lines: `scripts/hivex_results.py`,
+`scripts/suite_results.py`, `scripts/memorisation_probe.py`, `scripts/messages_demo.py`).
 """
 
 from __future__ import annotations

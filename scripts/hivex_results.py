@@ -37,15 +37,13 @@ integer or a range `a-b`, LEVEL `none` for Ocean Plastic Collection; default: th
 of Wind Farm Control and every level of Wildfire Resource Management, and at level 1 (OPC: no level) for the
 other three.
 
-The cells and each env's HIVEX metadata are `hivex_jax.eval.hivex_cells`, the page and the records
-`hivex_jax.eval.results_page` (the record files: `hivex_jax.eval.result_records`), the resumable
-train-evaluate loop `baselines.study`.
+The commands are `baselines.hivex_results`; the cells and each env's HIVEX metadata are
+`hivex_jax.eval.hivex_cells`, the page and the records `hivex_jax.eval.results_page` (the record files:
+`hivex_jax.eval.result_records`), the resumable train-evaluate loop `baselines.study`.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -53,198 +51,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run as a file: import the package from this checkout
     sys.path.insert(0, str(ROOT))
 
-from baselines.study import CellDone, CellError, StudyCell, hivex, run_cells, train_args  # noqa: E402
-from hivex_jax.eval.hivex_cells import (  # noqa: E402
-    HIVEX_ENVS,
-    Cell,
-    default_cells,
-    hivex_agent_steps,
-    parse_cells,
-    train_settings,
-)
-from hivex_jax.eval.result_records import read_json  # noqa: E402
-from hivex_jax.eval.results_page import (  # noqa: E402
-    RECORDS_DIR,
-    record_cell,
-    record_folders,
-    write_page,
-)
-
-DEFAULT_OUT_DIR = "runs/hivex_results"
-DEFAULT_RECORDS = str(RECORDS_DIR)
-DEFAULT_PAGE = "docs/hivex_results.md"
-
-
-def evaluate_hivex(cell: Cell, run_dir: Path, scale: float) -> None:
-    """Score a trained cell under HIVEX's protocol at `scale` of its agent steps into `eval_hivex.json`."""
-    steps, full, clamped = hivex_agent_steps(cell.env_id, scale)
-    partial = run_dir / "eval_hivex.partial.json"
-    args = [
-        "evaluate",
-        str(run_dir),
-        "--protocol",
-        "hivex",
-        "--agent-steps",
-        str(steps),
-        "--out",
-        str(partial),
-    ]
-    seconds = hivex(args, run_dir / "eval_hivex.log")
-    results = json.loads(partial.read_text())
-    results.update(
-        agent_steps_scale=scale,
-        hivex_agent_steps=full,
-        agent_steps_clamped_to_one_window=clamped,
-        wall_s=seconds,
-    )
-    (run_dir / "eval_hivex.json").write_text(json.dumps(results, indent=1))
-    partial.unlink()
-
-
-def _recorded(cell: Cell, run_dir: Path, records: str | Path) -> str:
-    """Record a cell's run folder: "recorded in FILE" / "record FILE unchanged" / "no results to record"."""
-    written = record_cell(cell, run_dir, records)
-    if written is None:
-        return "no results to record"
-    path, changed = written
-    return f"recorded in {path}" if changed else f"record {path} unchanged"
-
-
-def study_cell(
-    cell: Cell, out_dir: str | Path, scale: float, overrides: list[str], records: str | Path = DEFAULT_RECORDS
-) -> StudyCell:
-    """A results cell of the study: `hivex train` (logged to train.log), then the HIVEX protocol, then its
-    record in `records`."""
-    run_dir = cell.path(out_dir)
-    config = ROOT / "configs" / HIVEX_ENVS[cell.env_id].config
-    settings = train_settings(cell, overrides)
-    return StudyCell(
-        key=cell.label(),
-        run_dir=run_dir,
-        train=lambda resume: hivex(
-            train_args(run_dir, config, settings, resume, overrides), run_dir / "train.log"
-        ),
-        evaluate=lambda: evaluate_hivex(cell, run_dir, scale),
-        evaluated=lambda: (run_dir / "eval_hivex.json").is_file(),
-        record=lambda: _recorded(cell, run_dir, records),
-    )
-
-
-def cell_summary(run_dir: Path) -> str:
-    """One line of a finished cell's numbers for the progress output."""
-    parts = []
-    hivex_results = read_json(run_dir / "eval_hivex.json")
-    if hivex_results:
-        cells = {n: p["cell"] for n, p in hivex_results["policies"].items()}
-        parts.append("HIVEX protocol " + ", ".join(f"{n} {v:.1f}" for n, v in cells.items()))
-    held = read_json(run_dir / "eval.json")
-    if held:
-        means = {n: p["summary"]["mean"] for n, p in held["policies"].items()}
-        parts.append("held-out " + ", ".join(f"{n} {v:.1f}" for n, v in means.items()))
-    return "; ".join(parts)
-
-
-def run_main(args: argparse.Namespace) -> int:
-    """`run`: every requested cell, one progress line each, its record written as soon as it is done;
-    failures are listed at the end."""
-    cells = parse_cells(args.cells) if args.cells else default_cells()
-    if not args.agent_steps_scale > 0:
-        raise SystemExit(f"--agent-steps-scale must be > 0; got {args.agent_steps_scale}")
-    bad = [o for o in args.overrides if "=" not in o]
-    if bad:
-        raise SystemExit(f"overrides must be key=value; got {bad}")
-    study = [study_cell(c, args.out_dir, args.agent_steps_scale, args.overrides, args.records) for c in cells]
-    steps = {c.label(): hivex_agent_steps(c.env_id, args.agent_steps_scale)[0] for c in cells}
-
-    def report(i: int, cell: StudyCell, done: CellDone | CellError) -> None:
-        if isinstance(done, CellError):
-            print(f"[{i}/{len(study)}] {cell.key}: FAILED: {done}", flush=True)
-            return
-        evaluated = (
-            done.evaluate
-            if done.evaluate == "kept"
-            else f"{done.evaluate} ({steps[cell.key]:,} agent steps per run)"
-        )
-        print(
-            f"[{i}/{len(study)}] {cell.key}: train {done.train}, HIVEX protocol {evaluated} "
-            f"({done.train_s + done.eval_s:.0f} s): {cell_summary(cell.run_dir)}; {done.recorded}",
-            flush=True,
-        )
-
-    failed = run_cells(study, report=report, keep_going=True)
-    if failed:
-        print(f"{len(failed)} cell(s) failed: {', '.join(c.key for c in failed)}", file=sys.stderr)
-        return 1
-    return 0
-
-
-def record_main(args: argparse.Namespace) -> int:
-    """`record`: the records of the run folders with results (every one under --out-dir, or --cells; a
-    requested cell without results is listed and left alone)."""
-    if args.cells:
-        done = []
-        for cell in parse_cells(args.cells):
-            written = record_cell(cell, cell.path(args.out_dir), args.records)
-            if written is None:
-                print(f"{cell.label()}: no results in {cell.path(args.out_dir)}; no record written")
-            else:
-                done.append((cell, *written))
-    else:
-        done = record_folders(args.out_dir, args.records)
-    for cell, path, changed in done:
-        print(f"{cell.label()}: {'wrote' if changed else 'unchanged'} {path}")
-    changed = sum(1 for *_, c in done if c)
-    print(
-        f"{len(done)} cell(s) with results under {args.out_dir}: {changed} record(s) written, "
-        f"{len(done) - changed} unchanged, in {args.records}"
-    )
-    return 0
-
-
-def page_main(args: argparse.Namespace) -> int:
-    """`page`: write the page from the records."""
-    command = "python scripts/hivex_results.py page"
-    if args.records != DEFAULT_RECORDS:
-        command += f" --records {args.records}"
-    if args.out != DEFAULT_PAGE:
-        command += f" --out {args.out}"
-    out, num_cells = write_page(args.records, args.out, command, allow_fewer=args.allow_fewer)
-    print(f"wrote {out}: {num_cells} cell(s) with records in {args.records}")
-    return 0
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Dispatch `run` / `record` / `page`."""
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
-    sub = p.add_subparsers(dest="command", required=True)
-    run = sub.add_parser("run", help="train and evaluate the cells (resumable)")
-    run.add_argument("--cells", default=None, help="ENV:TASK:LEVEL[,...] (default: the main-task cells)")
-    run.add_argument("--out-dir", default=DEFAULT_OUT_DIR)
-    run.add_argument("--records", default=DEFAULT_RECORDS, help="where each cell's record is written")
-    run.add_argument(
-        "--agent-steps-scale",
-        type=float,
-        default=1.0,
-        help="HIVEX protocol budget as a fraction of HIVEX's test-run agent steps (default 1)",
-    )
-    run.add_argument("overrides", nargs="*", metavar="key=value", help="training config overrides")
-    record = sub.add_parser("record", help="write the records of run folders made before")
-    record.add_argument("--cells", default=None, help="ENV:TASK:LEVEL[,...] (default: every cell folder)")
-    record.add_argument("--out-dir", default=DEFAULT_OUT_DIR)
-    record.add_argument("--records", default=DEFAULT_RECORDS)
-    page = sub.add_parser("page", help="write the page from the published tables and the records")
-    page.add_argument("--records", default=DEFAULT_RECORDS)
-    page.add_argument("--out", default=DEFAULT_PAGE)
-    page.add_argument(
-        "--allow-fewer", action="store_true", help="write it even if cells the page shows would vanish"
-    )
-    args = p.parse_args(argv)
-    commands = {"run": run_main, "record": record_main, "page": page_main}
-    try:
-        return commands[args.command](args)
-    except ValueError as exc:
-        raise SystemExit(f"hivex_results {args.command}: {exc}") from exc
-
+from baselines.hivex_results import main  # noqa: E402
 
 if __name__ == "__main__":
     raise SystemExit(main())

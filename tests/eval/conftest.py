@@ -1,12 +1,11 @@
-"""Reuse the tiny trainer-test environment (tests/baselines/conftest.py)."""
+"""Reuse the tiny trainer-test environment (tests/baselines/trainer_fake_env.py), importable here as it is
+in the trainer tests."""
 
-import importlib.util
 import sys
 from pathlib import Path
 
-_here = Path(__file__).resolve().parent.parent / "baselines"
-if "tests_baselines_conftest" not in sys.modules:
-    spec = importlib.util.spec_from_file_location("tests_baselines_conftest", _here / "conftest.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["tests_baselines_conftest"] = module
-    spec.loader.exec_module(module)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "baselines"))
+
+import trainer_fake_env  # noqa: E402
+
+trainer_fake_env.register()

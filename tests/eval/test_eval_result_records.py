@@ -6,7 +6,6 @@ no training."""
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import json
 import os
 import re
@@ -16,22 +15,12 @@ from pathlib import Path
 import pytest
 from fake_results import FAKE_HELD_OUT_DATE, FAKE_HIVEX_CELLS, FAKE_HIVEX_DATE, fake_hivex_folder
 
-from baselines import study
+from baselines import hivex_results, study
 from hivex_jax.eval import result_records, results_page
 from hivex_jax.eval.hivex_cells import Cell
 
 REPO = Path(__file__).resolve().parents[2]
 DBR = "DroneBasedReforestation-v0"
-
-
-def _script():
-    """scripts/hivex_results.py as a module (its `main` runs in this process)."""
-    spec = importlib.util.spec_from_file_location(
-        "hivex_results_script", REPO / "scripts" / "hivex_results.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _from_records(records_dir: Path) -> dict:
@@ -129,7 +118,7 @@ def test_refreshing_a_record_keeps_its_dates_unless_its_numbers_change(recorded)
 def test_page_command_renders_from_records_with_their_provenance(recorded, tmp_path, capsys):
     runs, records = recorded
     out = tmp_path / "page.md"
-    assert _script().main(["page", "--records", str(records), "--out", str(out)]) == 0
+    assert hivex_results.main(["page", "--records", str(records), "--out", str(out)]) == 0
     command = f"python scripts/hivex_results.py page --records {records} --out {out}"
     line = (
         f"Our cells were measured on {FAKE_HELD_OUT_DATE}, {FAKE_HIVEX_DATE} with JAX 0.10.2 on cpu "
@@ -145,15 +134,17 @@ def test_page_command_renders_from_records_with_their_provenance(recorded, tmp_p
 def test_record_command_imports_run_folders(recorded, tmp_path, capsys):
     runs, records = recorded
     fresh = tmp_path / "fresh"
-    script = _script()
-    assert script.main(["record", "--out-dir", str(runs), "--records", str(fresh)]) == 0
+    assert hivex_results.main(["record", "--out-dir", str(runs), "--records", str(fresh)]) == 0
     out = capsys.readouterr().out
     assert f"6 cell(s) with results under {runs}: 6 record(s) written, 0 unchanged, in {fresh}" in out
     assert sorted(p.relative_to(fresh) for p in fresh.rglob("*.json")) == sorted(
         p.relative_to(records) for p in records.rglob("*.json")
     )
     assert (
-        script.main(["record", "--cells", "wfc:0:0-2", "--out-dir", str(runs), "--records", str(fresh)]) == 0
+        hivex_results.main(
+            ["record", "--cells", "wfc:0:0-2", "--out-dir", str(runs), "--records", str(fresh)]
+        )
+        == 0
     )
     out = capsys.readouterr().out
     assert "WindFarmControl-v0 task 0 pattern 0: unchanged" in out
@@ -166,19 +157,18 @@ def test_record_command_imports_run_folders(recorded, tmp_path, capsys):
 def test_page_refuses_to_drop_measured_cells(recorded, tmp_path):
     runs, records = recorded
     out = tmp_path / "page.md"
-    script = _script()
-    assert script.main(["page", "--records", str(records), "--out", str(out)]) == 0
+    assert hivex_results.main(["page", "--records", str(records), "--out", str(out)]) == 0
     written = out.read_text()
     results_page.record_path(records, Cell(DBR, 0, 1)).unlink()
     results_page.record_path(records, Cell("OceanPlasticCollection-v0", 0, None)).unlink()
     with pytest.raises(SystemExit) as refused:
-        script.main(["page", "--records", str(records), "--out", str(out)])
+        hivex_results.main(["page", "--records", str(records), "--out", str(out)])
     message = str(refused.value)
     assert "\n" not in message and message.startswith(f"hivex_results page: refusing to write {out}: ")
     assert "would show 4 measured cell(s) instead of its 6" in message
     assert f"{DBR} task 0 level 1; OceanPlasticCollection-v0 task 0 (their records" in message
     assert out.read_text() == written
-    assert script.main(["page", "--records", str(records), "--out", str(out), "--allow-fewer"]) == 0
+    assert hivex_results.main(["page", "--records", str(records), "--out", str(out), "--allow-fewer"]) == 0
     assert len(results_page.measured_cells(out.read_text())) == 4
 
 
@@ -229,7 +219,7 @@ def test_run_records_each_cell_as_it_finishes(tmp_path):
         run_dir.mkdir(parents=True, exist_ok=True)
         (run_dir / name).write_text((cell.path(fake) / name).read_text())
 
-    study_cell = _script().study_cell(cell, runs, 1.0, [], records)
+    study_cell = hivex_results.study_cell(cell, runs, 1.0, [], records)
     study_cell = dataclasses.replace(
         study_cell, train=lambda resume: copy("eval.json"), evaluate=lambda: copy("eval_hivex.json")
     )

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-import importlib.util
 import json
 import os
 import subprocess
@@ -15,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from baselines import study
+from baselines import study, suite_results
 from hivex_jax.eval import suite_table
 
 REPO = Path(__file__).resolve().parents[2]
@@ -128,16 +127,6 @@ def test_table_command_prints_and_writes_the_table(suite, tmp_path):
     ]
 
 
-def _script():
-    """scripts/suite_results.py as a module (its `main` runs in this process)."""
-    spec = importlib.util.spec_from_file_location(
-        "suite_results_script", REPO / "scripts" / "suite_results.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def _noon(path: Path, date: str) -> None:
     stamp = datetime.datetime.fromisoformat(f"{date}T12:00:00").timestamp()
     os.utime(path, (stamp, stamp))
@@ -191,19 +180,18 @@ def test_table_write_refuses_to_drop_cells(suite, recorded, tmp_path):
     runs, records = recorded
     page = tmp_path / "page.md"
     page.write_text(f"a\n{suite.MARKER_START}\n{suite.MARKER_END}\nb\n")
-    script = _script()
-    script.main(["table", "--records", str(records), "--write", str(page)])
+    suite_results.main(["table", "--records", str(records), "--write", str(page)])
     written = page.read_text()
     (records / "mappo_wrm.json").unlink()
     (records / "ippo_aws.json").unlink()
     with pytest.raises(SystemExit) as refused:
-        script.main(["table", "--records", str(records), "--write", str(page)])
+        suite_results.main(["table", "--records", str(records), "--write", str(page)])
     message = str(refused.value)
     assert "\n" not in message and message.startswith(f"suite_results table: refusing to write {page}: ")
     assert "would show 1 measured cell(s) instead of its 3" in message
     assert "vanish: MAPPO WildfireResourceManagement-v0; IPPO AerialWildfireSuppression-v0 (their" in message
     assert page.read_text() == written
-    script.main(["table", "--records", str(records), "--write", str(page), "--allow-fewer"])
+    suite_results.main(["table", "--records", str(records), "--write", str(page), "--allow-fewer"])
     assert suite.measured_cells(page.read_text()) == ["IPPO WindFarmControl-v0"]
 
 
@@ -224,8 +212,7 @@ def test_the_training_page_table_is_guarded(suite, tmp_path):
 
 def test_run_records_each_cell_as_it_finishes(suite, tmp_path):
     """`run`'s study cells record themselves once trained (`StudyCell.record`, called by `run_cell`)."""
-    script = _script()
-    cell = script.study_cell("mappo", "opc", tmp_path / "suite", [], tmp_path / "records")
+    cell = suite_results.study_cell("mappo", "opc", tmp_path / "suite", [], tmp_path / "records")
     cell = dataclasses.replace(
         cell, train=lambda resume: _cell(tmp_path / "suite", "mappo_opc", greedy=[[3.0, 5.0]], scripted=[4.0])
     )
