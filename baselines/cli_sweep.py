@@ -195,12 +195,13 @@ def sweep_main(argv: list[str]) -> int:
 def _run_fused_programs(
     args: Any, configs: list[Any], labels: list[str], run_dirs: list[Path], main: bool
 ) -> dict[int, dict[str, Any]]:
-    """Train the combinations that fuse (`baselines.fused.plan_sweep`) as populations, saying the plan
+    """Train the combinations that fuse (`baselines.fused_plan.plan_sweep`) as populations, saying the plan
     first; returns their summaries by combination index (a diverged member: `{"diverged": ...}`). A
     population stopped midway resumes as one from its members' checkpoints (members at different updates
     form separate programs). The rest (alone in their program, finished earlier, `--no-fuse`) run one by
     one after."""
-    from baselines.fused import describe_plan, plan_sweep, run_fused
+    from baselines.fused import run_fused
+    from baselines.fused_plan import describe_plan, plan_sweep
 
     pending = [i for i, run_dir in enumerate(run_dirs) if _finished_run(run_dir) is None]
     if dist.process_count() > 1:  # fused populations run on one process's devices for now
@@ -266,7 +267,7 @@ def split_grid_values(values: str) -> list[str]:
 
 #: keys a rerun of a sweep may change without changing a combination's training or results
 #: keys a rerun may change: outputs, and `pregenerate_worlds` (the same episodes either way; a fused
-#: program of members whose pools differ generates worlds at reset, `baselines.fused.plan_sweep`)
+#: program of members whose pools differ generates worlds at reset, `baselines.fused_plan.plan_sweep`)
 RERUN_FREE_KEYS = frozenset(
     {"name", "out_dir", "checkpoint_every", "gif_stride", "gif_frames", "pregenerate_worlds"}
 )

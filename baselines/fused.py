@@ -7,17 +7,12 @@ its own run folder as `hivex train` writes it (config.yaml, metrics.csv, checkpo
 its held-out evaluation runs the program its config alone would use, so `hivex evaluate`, `transfer` and
 `--protocol hivex` read the folder unchanged.
 
-What fuses (`fusion_key`): configs with the same `program_signature` (static keys and data switches)
-and the same values of the data keys the fused trainer does not take per member. Env keys (task, level,
-env_params, train_env_params) and the training reward's weights, anneal and sharing are per member;
-members whose pregenerated pools differ generate their worlds at reset instead (`plan_sweep`). A
-member that reaches its `stop_at_test_return` is frozen (evaluated and written as it stands) while the
-others go on.
+What fuses, and into how many programs: `baselines.fused_plan`. A member that reaches its
+`stop_at_test_return` is frozen (evaluated and written as it stands) while the others go on.
 """
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -28,116 +23,13 @@ import numpy as np
 
 import hivex_jax
 from baselines.config import PPOConfig
-from baselines.config_schema import keys_of_kind, program_signature
 from baselines.config_values import ConfigError
 from baselines.distributed import fetch
 from baselines.guards import NonFiniteError, first_nonfinite, stop_nonfinite
-from baselines.member import MEMBER_SCALARS, member_data
+from baselines.member import member_data
 from baselines.population import Population, get_population
-from baselines.ppo import make_train
 from baselines.run_files import MetricsCSV, metric_names, per_update_metrics, write_summary, write_text_atomic
 from hivex_jax.core.errors import one_line
-
-#: data keys a fused member carries as its own values (`member_data`), plus the ones read only by its
-#: own init (`seed`) or its own evaluation program (`eval_seed`)
-PPO_MEMBER_KEYS = (frozenset(MEMBER_SCALARS) - {"gamma_lambda"}) | {"gae_lambda", "seed", "eval_seed"}
-#: env data keys: per member too (members whose pregenerated pools differ generate worlds at reset)
-ENV_MEMBER_KEYS = frozenset({"task", "level", "env_params", "train_env_params"})
-#: training-reward keys a member carries as arrays (`extensions.reward_arrays`); on or off is static
-REWARD_MEMBER_KEYS = frozenset(
-    {"train_reward_weights", "train_reward_weights_anneal_updates", "train_reward_sharing"}
-)
-
-
-def fusion_key(config: PPOConfig) -> str:
-    """Configs with equal keys can be members of one program: the program signature and the values of
-    the data keys not taken per member."""
-    per_member = set(PPO_MEMBER_KEYS) | ENV_MEMBER_KEYS | REWARD_MEMBER_KEYS
-    fixed = {k: getattr(config, k) for k in keys_of_kind("data") if k not in per_member}
-    return json.dumps(
-        {"signature": program_signature(config), "fixed": fixed},
-        sort_keys=True,
-        default=str,
-    )
-
-
-def plan_programs(
-    configs: Sequence[PPOConfig], fuse: bool = True, max_members: int | None = None
-) -> list[list[int]]:
-    """Indices of `configs` per program, in first-appearance order: one per config with `fuse=False`,
-    else one per `fusion_key`, each cut into programs of at most `max_members` members."""
-    if not fuse:
-        return [[i] for i in range(len(configs))]
-    groups: dict[str, list[int]] = {}
-    for i, config in enumerate(configs):
-        groups.setdefault(fusion_key(config), []).append(i)
-    programs = []
-    for members in groups.values():
-        size = max_members or len(members)
-        programs.extend(members[i : i + size] for i in range(0, len(members), size))
-    return programs
-
-
-def same_pool(a: Any, b: Any) -> bool:
-    """Whether two `Train`s reset from the same training worlds: a pregenerated pool's arrays are equal
-    (it was built for one env setting and ignores the params at reset); a plain pool builds each world
-    from the params it is given, so any two agree."""
-    pool_a, pool_b = getattr(a.training_env.pool, "pool", None), getattr(b.training_env.pool, "pool", None)
-    if pool_a is None or pool_b is None:
-        return pool_a is None and pool_b is None
-    leaves_a, leaves_b = jax.tree.leaves(pool_a), jax.tree.leaves(pool_b)
-    return len(leaves_a) == len(leaves_b) and all(
-        x.shape == y.shape and np.array_equal(np.asarray(x), np.asarray(y))
-        for x, y in zip(leaves_a, leaves_b, strict=True)
-    )
-
-
-def split_by_pool(populations: Sequence[Population]) -> list[list[int]]:
-    """Members (indices) grouped so that each group shares one training pool (`same_pool`)."""
-    groups: list[list[int]] = []
-    for i, population in enumerate(populations):
-        for group in groups:
-            if same_pool(populations[group[0]].train, population.train):
-                group.append(i)
-                break
-        else:
-            groups.append([i])
-    return groups
-
-
-def plan_sweep(
-    configs: Sequence[PPOConfig], fuse: bool = True, max_members: int | None = None
-) -> tuple[list[list[int]], dict[int, Population]]:
-    """`plan_programs`, for a program whose members differ in env keys with their trainers built (and
-    returned by index for reuse): members whose pregenerated training pools differ (e.g. levels that
-    generate other worlds) generate their worlds at reset instead (`pregenerate_worlds=false`: the same
-    episodes, `TrainingEnv`), so they stay one program; other members are split by pool."""
-    populations: dict[int, Population] = {}
-    programs = []
-    for program in plan_programs(configs, fuse, max_members):
-        settings = {json.dumps([getattr(configs[i], k) for k in sorted(ENV_MEMBER_KEYS)]) for i in program}
-        if len(settings) < 2:
-            programs.append(program)
-            continue
-        for i in program:
-            populations[i] = Population(make_train(configs[i]))
-        groups = split_by_pool([populations[i] for i in program])
-        if len(groups) > 1 and all(configs[i].pregenerate_worlds for i in program):
-            for i in program:
-                populations[i] = Population(make_train(configs[i].replace(pregenerate_worlds=False)))
-            groups = [list(range(len(program)))]
-        programs.extend([program[j] for j in group] for group in groups)
-    return programs, populations
-
-
-def describe_plan(programs: Sequence[Sequence[int]], num_seeds: Sequence[int]) -> str:
-    """`"2 programs: 30 members x 3 seeds, 1 member x 3 seeds"` (said before anything compiles)."""
-
-    def count(n: int, noun: str) -> str:
-        return f"{n} {noun}{'s' if n != 1 else ''}"
-
-    parts = [f"{count(len(p), 'member')} x {count(num_seeds[p[0]], 'seed')}" for p in programs]
-    return f"{count(len(programs), 'program')}: " + ", ".join(parts)
 
 
 class FusedPopulation(Population):
@@ -245,13 +137,13 @@ def run_fused(
     populations: Sequence[Population | None] | None = None,
     resume: bool = False,
 ) -> list[dict[str, Any]]:
-    """Train `configs` (one fusion key; see `plan_programs`) as one population; each member's run folder
-    is written as `run_training` writes it. Returns per member its summary (with "eval"), or
+    """Train `configs` (one fusion key; see `fused_plan.plan_programs`) as one population; each member's
+    run folder is written as `run_training` writes it. Returns per member its summary (with "eval"), or
     `{"diverged": message}` for a member that went non-finite (recorded as `run_training` records it;
     its rows compute on but are no longer recorded or checkpointed, while the others go on).
-    `populations`: members' trainers built already (`plan_sweep`), None where not. `resume`: every
-    member continues from its newest intact checkpoint, all at the same update (`hivex sweep` groups
-    them so), its metrics.csv truncated to it."""
+    `populations`: members' trainers built already (`fused_plan.plan_sweep`), None where not. `resume`:
+    every member continues from its newest intact checkpoint, all at the same update (`hivex sweep`
+    groups them so), its metrics.csv truncated to it."""
     from tqdm.auto import tqdm
 
     from baselines.evaluation import get_evaluation
@@ -260,7 +152,8 @@ def run_fused(
     populations = populations or [None] * len(configs)
     members = [p if p is not None else get_population(c) for c, p in zip(configs, populations, strict=True)]
     # each member's own config: a cached population serves every config that computes the same (run keys
-    # such as stop_at_test_return or eval_every may differ); plan_sweep may have turned its pool off
+    # such as stop_at_test_return or eval_every may differ); fused_plan.plan_sweep may have turned its
+    # pool off
     run_configs = [
         c.replace(pregenerate_worlds=p.config.pregenerate_worlds)
         for c, p in zip(configs, members, strict=True)

@@ -4,6 +4,7 @@ eval.json (no training, no jax)."""
 
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
 import sys
@@ -104,6 +105,55 @@ def test_scripts_are_thin_command_lines():
         p.name: n for p in (ROOT / "scripts").glob("*.py") if (n := len(p.read_text().splitlines())) > 300
     }
     assert long == {}
+
+
+def test_baselines_modules_stay_small():
+    """No module of `baselines/` (extensions included) is over 350 lines (issue 31 item 1)."""
+    long = {
+        str(p.relative_to(ROOT)): n
+        for p in (ROOT / "baselines").rglob("*.py")
+        if (n := len(p.read_text().splitlines())) > 350
+    }
+    assert long == {}
+
+
+#: loaders that run a file by its path instead of importing a module
+PATH_LOADERS = {"spec_from_file_location", "SourceFileLoader", "run_path", "load_source"}
+#: the tests that may: what they load is no script's library code
+LOADS_BY_PATH = {
+    # runs each documented `python scripts/x.py ...` command line as the shell would (as __main__), up to
+    # its argument parser
+    "tests/docs/test_doc_snippets.py": {"run_path"},
+}
+
+
+def test_no_test_loads_a_script_by_path():
+    """Tests import library code from the packages and run scripts only as commands (their own process):
+    no test loads a file by its path or imports a script's module (issue 31 item 5)."""
+    scripts = {p.stem for p in (ROOT / "scripts").glob("*.py")}
+    found = {}
+    for path in sorted((ROOT / "tests").rglob("*.py")):
+        name = str(path.relative_to(ROOT))
+        tree = ast.parse(path.read_text())
+        loaders = {
+            node.attr if isinstance(node, ast.Attribute) else node.id
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Attribute | ast.Name)
+            and (node.attr if isinstance(node, ast.Attribute) else node.id) in PATH_LOADERS
+        } - LOADS_BY_PATH.get(name, set())
+        imported = {
+            alias.name.split(".")[0]
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Import)
+            for alias in node.names
+        } | {
+            node.module.split(".")[0]
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and node.module and not node.level
+        }
+        if loaders or imported & scripts:
+            found[name] = sorted(loaders | (imported & scripts))
+    assert found == {}
 
 
 def test_memorisation_probe_command_line_parses():
