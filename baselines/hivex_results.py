@@ -18,7 +18,6 @@ from pathlib import Path
 
 from baselines.study import ROOT, CellDone, CellError, StudyCell, hivex, run_cells, train_args
 from hivex_jax.eval.hivex_cells import (
-    HIVEX_ENVS,
     Cell,
     default_cells,
     hivex_agent_steps,
@@ -79,7 +78,7 @@ def study_cell(
     """A results cell of the study: `hivex train` (logged to train.log), then the HIVEX protocol, then its
     record in `records`."""
     run_dir = cell.path(out_dir)
-    config = ROOT / "configs" / HIVEX_ENVS[cell.env_id].config
+    config = ROOT / "configs" / cell.config
     settings = train_settings(cell, overrides)
     return StudyCell(
         key=cell.label(),
@@ -181,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
     sub = p.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="train and evaluate the cells (resumable)")
-    run.add_argument("--cells", default=None, help="ENV:TASK:LEVEL[,...] (default: the main-task cells)")
+    run.add_argument("--cells", default=None, help="[mappo:]ENV:TASK:LEVEL[,...] (default: the main-task cells)")
     run.add_argument("--out-dir", default=DEFAULT_OUT_DIR)
     run.add_argument("--records", default=DEFAULT_RECORDS, help="where each cell's record is written")
     run.add_argument(
@@ -192,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     run.add_argument("overrides", nargs="*", metavar="key=value", help="training config overrides")
     record = sub.add_parser("record", help="write the records of run folders made before")
-    record.add_argument("--cells", default=None, help="ENV:TASK:LEVEL[,...] (default: every cell folder)")
+    record.add_argument("--cells", default=None, help="[mappo:]ENV:TASK:LEVEL[,...] (default: every cell folder)")
     record.add_argument("--out-dir", default=DEFAULT_OUT_DIR)
     record.add_argument("--records", default=DEFAULT_RECORDS)
     page = sub.add_parser("page", help="write the page from the published tables and the records")

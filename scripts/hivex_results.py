@@ -32,10 +32,12 @@ unless `--allow-fewer`. Beside the page it writes each env's level-trend figure,
 `images/hivex_trend_<wfc|wrm|dbr|aws>.png` (ours mean ± 95 % CI over seeds per level, HIVEX's published
 series on a second axis; `hivex_jax.eval.results_trends`): commit them with the page.
 
-SPEC: comma-separated `ENV:TASK:LEVEL` with ENV an env id or wfc/wrm/dbr/opc/aws, TASK and LEVEL an
+SPEC: comma-separated `[mappo:]ENV:TASK:LEVEL` with ENV an env id or wfc/wrm/dbr/opc/aws, TASK and LEVEL an
 integer or a range `a-b`, LEVEL `none` for Ocean Plastic Collection; default: the main task at every pattern
 of Wind Farm Control and every level of Wildfire Resource Management, and at level 1 (OPC: no level) for the
-other three.
+other three. A `mappo:` cell trains `configs/mappo_<env>.yaml` into `OUT_DIR/<env id>/mappo_task<t>_level<l>/`
+(record `mappo_task<t>_level<l>.json`); the page shows MAPPO cells in each env's "MAPPO beside IPPO" table
+on the main task, and compares only IPPO (parameter-shared PPO, what HIVEX trained) with HIVEX's cells.
 
 The commands are `baselines.hivex_results`; the cells and each env's HIVEX metadata are
 `hivex_jax.eval.hivex_cells`, the page and the records `hivex_jax.eval.results_page` (the record files:

@@ -190,18 +190,31 @@ COMMON_WHY = (
 )
 
 
+#: the algorithms a cell trains with (`configs/<algo>_<env>.yaml`)
+ALGOS = ("ippo", "mappo")
+
+
 @dataclasses.dataclass(frozen=True, order=True)
 class Cell:
-    """One (env, task, level) cell; level None for Ocean Plastic Collection."""
+    """One (env, task, level) cell; level None for Ocean Plastic Collection. `algo`: IPPO (parameter-shared
+    PPO, what HIVEX trained) is the comparison; MAPPO cells stand beside it on the main tasks."""
 
     env_id: str
     task: int
     level: int | None
+    algo: str = "ippo"
 
     @property
     def dirname(self) -> str:
-        """The cell's folder name under `OUT_DIR/<env id>/`."""
-        return f"task{self.task}" if self.level is None else f"task{self.task}_level{self.level}"
+        """The cell's folder name under `OUT_DIR/<env id>/` (and its record's name): "task0_level3",
+        "task1", "mappo_task0_level3"."""
+        base = f"task{self.task}" if self.level is None else f"task{self.task}_level{self.level}"
+        return base if self.algo == "ippo" else f"{self.algo}_{base}"
+
+    @property
+    def config(self) -> str:
+        """The shipped config the cell trains with, under configs/: `<algo>_<env>.yaml`."""
+        return self.algo + HIVEX_ENVS[self.env_id].config.removeprefix("ippo")
 
     def path(self, out_dir: str | Path) -> Path:
         """The cell's run folder."""
@@ -210,18 +223,20 @@ class Cell:
     def label(self) -> str:
         """E.g. "WindFarmControl-v0 task 0 pattern 3"."""
         info = HIVEX_ENVS[self.env_id]
-        return f"{self.env_id} task {self.task}" + (
-            "" if self.level is None else f" {info.level_name} {self.level}"
+        return (
+            f"{self.env_id} task {self.task}"
+            + ("" if self.level is None else f" {info.level_name} {self.level}")
+            + ("" if self.algo == "ippo" else f" ({self.algo.upper()})")
         )
 
 
 def cell_of_dirname(env_id: str, dirname: str) -> Cell | None:
-    """The cell a run folder name stands for ("task0_level3", "task1"), or None."""
-    match = re.fullmatch(r"task(\d+)(?:_level(\d+))?", dirname)
+    """The cell a run folder name stands for ("task0_level3", "task1", "mappo_task0_level3"), or None."""
+    match = re.fullmatch(r"(?:(mappo)_)?task(\d+)(?:_level(\d+))?", dirname)
     if not match:
         return None
-    level = None if match.group(2) is None else int(match.group(2))
-    return Cell(env_id, int(match.group(1)), level)
+    level = None if match.group(3) is None else int(match.group(3))
+    return Cell(env_id, int(match.group(2)), level, match.group(1) or "ippo")
 
 
 def default_cells() -> list[Cell]:
@@ -304,15 +319,16 @@ def _int_range(text: str, what: str) -> list[int]:
 
 
 def parse_cells(spec: str) -> list[Cell]:
-    """Cells of a spec like "wfc:0:0-8,WildfireResourceManagement-v0:0:1,opc:0:none" (checked against
-    the published tasks and levels)."""
+    """Cells of a spec like "wfc:0:0-8,WildfireResourceManagement-v0:0:1,opc:0:none,mappo:wrm:0:1-10"
+    (an optional `mappo:` in front: MAPPO cells; checked against the published tasks and levels)."""
     by_short = {info.short: env_id for env_id, info in HIVEX_ENVS.items()}
     published = load_published()["envs"]
     cells: list[Cell] = []
     for item in filter(None, (s.strip() for s in spec.split(","))):
         parts = item.split(":")
+        algo = parts.pop(0).lower() if len(parts) == 4 and parts[0].lower() in ALGOS else "ippo"
         if len(parts) != 3:
-            raise ValueError(f"cell {item!r} is not ENV:TASK:LEVEL")
+            raise ValueError(f"cell {item!r} is not [ALGO:]ENV:TASK:LEVEL (ALGO: one of {', '.join(ALGOS)})")
         env_id = by_short.get(parts[0].lower(), parts[0])
         if env_id not in HIVEX_ENVS:
             raise ValueError(
@@ -335,7 +351,7 @@ def parse_cells(spec: str) -> list[Cell]:
                 key = NO_LEVEL if level is None else str(level)
                 if key not in published[env_id]["levels"]:
                     raise ValueError(f"{env_id} has no published {level_name} {level}")
-                cells.append(Cell(env_id, task, level))
+                cells.append(Cell(env_id, task, level, algo))
     return list(dict.fromkeys(cells))
 
 

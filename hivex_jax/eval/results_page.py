@@ -12,6 +12,7 @@ beside the page).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from pathlib import Path
@@ -415,8 +416,44 @@ def trend_figure_lines(env_id: str, results: dict[Cell, dict[str, Any]]) -> list
     ]
 
 
-def env_section(env_id: str, results: dict[Cell, dict[str, Any]]) -> list[str]:
-    """The page section of one env: results table, budget, trend, statistics tables."""
+def mappo_lines(
+    env_id: str, results: dict[Cell, dict[str, Any]], mappo: dict[Cell, dict[str, Any]]
+) -> list[str]:
+    """MAPPO beside IPPO on the env's main task (task 0) at every level: held-out greedy and stochastic
+    (mean ± 95% CI over seeds) of each, and MAPPO under the HIVEX protocol; "—" where not run."""
+    env = load_published()["envs"][env_id]
+    level_head = HIVEX_ENVS[env_id].level_name or "level"
+    out = [
+        f"**MAPPO beside IPPO, main task** (`configs/{Cell(env_id, 0, None, 'mappo').config}`: "
+        "a centralised critic on the global state, the same actor; held-out worlds 6000–6031).",
+        "",
+        f"| main task, {level_head} | IPPO greedy | MAPPO greedy | IPPO stochastic | MAPPO stochastic "
+        "| MAPPO, HIVEX protocol (stochastic) |",
+        "|---|---|---|---|---|---|",
+    ]
+    for level in _level_cols(env):
+        cell = Cell(env_id, 0, None if level == NO_LEVEL else int(level))
+        held = {
+            algo: (source.get(dataclasses.replace(cell, algo=algo)) or {}).get("held_out")
+            for algo, source in (("ippo", results), ("mappo", mappo))
+        }
+        value = {
+            (algo, policy): _ci(part["policies"][policy]["summary"]) if part else "—"
+            for algo, part in held.items()
+            for policy in ("greedy", "stochastic")
+        }
+        protocol = _policy_value(mappo.get(dataclasses.replace(cell, algo="mappo")), "hivex", "stochastic")
+        out.append(
+            f"| {_level_label(env_id, level)} | {value['ippo', 'greedy']} | {value['mappo', 'greedy']} "
+            f"| {value['ippo', 'stochastic']} | {value['mappo', 'stochastic']} | {_fmt(protocol)} |"
+        )
+    return [*out, ""]
+
+
+def env_section(
+    env_id: str, results: dict[Cell, dict[str, Any]], mappo: dict[Cell, dict[str, Any]] | None = None
+) -> list[str]:
+    """The page section of one env: results table, budget, MAPPO beside IPPO, trend, statistics tables."""
     info = HIVEX_ENVS[env_id]
     env = load_published()["envs"][env_id]
     test = published_table(env_id, "test_mean")
@@ -454,6 +491,7 @@ def env_section(env_id: str, results: dict[Cell, dict[str, Any]]) -> list[str]:
     out.append("")
     if info.notes:
         out += [info.notes, ""]
+    out += mappo_lines(env_id, results, mappo or {})
     if info.level_name:
         published_series = {int(k): v for k, v in test["rows"]["0"].items()}
         ours = {
@@ -592,18 +630,26 @@ def not_run_lines(results: dict[Cell, dict[str, Any]]) -> list[str]:
     return lines
 
 
+def _wall_s(record: dict[str, Any]) -> float:
+    """A cell's wall seconds from its record: compile + training + held-out evaluation (`summary`) + the
+    HIVEX protocol (`wall_s`)."""
+    summary = record.get("summary", {})
+    return sum(summary.get(k, 0.0) for k in ("compile_s", "train_s", "eval_s")) + record.get("hivex", {}).get(
+        "wall_s", 0.0
+    )
+
+
 def compute_lines(records: dict[Cell, dict[str, Any]]) -> list[str]:
     """What our recorded cells cost beside HIVEX's budget for the same cells, per env and in total: our wall
-    seconds (compile + training + held-out evaluation from `summary`, + the HIVEX protocol's `wall_s`),
-    our training agent steps over every seed, and HIVEX's (one training run of `train_agent_steps` per
-    cell, reference §2)."""
+    seconds (`_wall_s`), our training agent steps over every seed, and HIVEX's (one training run of
+    `train_agent_steps` per cell, reference §2); MAPPO cells (no HIVEX counterpart) in a sentence."""
+    timed = {c: r for c, r in records.items() if "summary" in r and r.get("held_out")}
     rows, totals = [], [0, 0.0, 0, 0]
     for env_id, env in HIVEX_ENVS.items():
-        mine = [r for c, r in records.items() if c.env_id == env_id and "summary" in r and r.get("held_out")]
+        mine = [r for c, r in timed.items() if c.env_id == env_id and c.algo == "ippo"]
         if not mine:
             continue
-        summary_s = sum(r["summary"].get(k, 0.0) for r in mine for k in ("compile_s", "train_s", "eval_s"))
-        wall = summary_s + sum(r.get("hivex", {}).get("wall_s", 0.0) for r in mine)
+        wall = sum(_wall_s(r) for r in mine)
         ours = sum(
             r["held_out"]["env_steps_per_seed"] * r["held_out"]["num_seeds"] * env.agents for r in mine
         )
@@ -616,6 +662,7 @@ def compute_lines(records: dict[Cell, dict[str, Any]]) -> list[str]:
     if not rows:
         return []
     cells, wall, ours, theirs = totals
+    mappo = [r for c, r in timed.items() if c.algo == "mappo"]
     return [
         "## Compute",
         "",
@@ -625,12 +672,17 @@ def compute_lines(records: dict[Cell, dict[str, Any]]) -> list[str]:
         "training run per cell (reference §2, `max_steps`). HIVEX's run times are not published (the "
         "reference has none), so no ratio of times can be given: the ratio is of agent steps.",
         "",
-        "| env | cells | our wall time (h) | our training agent steps (all seeds) | HIVEX's (1 run per cell) "
-        "| ours / HIVEX's |",
+        "| env | IPPO cells | our wall time (h) | our training agent steps (all seeds) "
+        "| HIVEX's (1 run per cell) | ours / HIVEX's |",
         "|---|---|---|---|---|---|",
         *rows,
         f"| all | {cells} | {wall / 3600:.2f} | {ours:,} | {theirs:,} | {ours / theirs:.2f} |",
         "",
+        *(
+            [f"The {len(mappo)} MAPPO cells took {sum(_wall_s(r) for r in mappo) / 3600:.2f} h more.", ""]
+            if mappo
+            else []
+        ),
     ]
 
 
@@ -651,9 +703,13 @@ def render_page(
     provenance: str = "",
     records_dir: str | Path = RECORDS_DIR,
     compute: list[str] | None = None,
+    mappo: dict[Cell, dict[str, Any]] | None = None,
 ) -> str:
     """The whole page as markdown: `results` as `load_results` reads them, regenerated by `command`, the
-    `provenance` line (if any) and the records folder named in the text."""
+    `provenance` line (if any) and the records folder named in the text; MAPPO cells (in `mappo` or in
+    `results`) fill the MAPPO tables only."""
+    mappo = {**(mappo or {}), **{c: r for c, r in results.items() if c.algo == "mappo"}}
+    results = {c: r for c, r in results.items() if c.algo == "ippo"}
     out = [
         "# HIVEX's published results beside ours",
         "",
@@ -702,7 +758,7 @@ def render_page(
         *(compute or []),
     ]
     for env_id in HIVEX_ENVS:
-        out += env_section(env_id, results)
+        out += env_section(env_id, results, mappo)
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -733,14 +789,18 @@ def measured_cells(page: str) -> list[Cell]:
         if heading:
             env_id, in_table = heading.group(1), False
         elif line.startswith("| task | "):
-            in_table = True
+            in_table = "ippo"
+        elif line.startswith("| main task, "):
+            in_table = "mappo"
         elif not line.startswith("|"):
             in_table = False
         elif in_table and env_id in HIVEX_ENVS and not line.startswith("|---"):
             columns = [c.strip() for c in line.strip().strip("|").split("|")]
-            if columns[-1] != "not run":
+            if in_table == "ippo" and columns[-1] != "not run":
                 level = None if columns[1] == "—" else int(columns[1])
                 found.append(Cell(env_id, int(columns[0].split()[0]), level))
+            elif in_table == "mappo" and columns[2] != "—":
+                found.append(Cell(env_id, 0, None if columns[0] == "—" else int(columns[0]), "mappo"))
     return found
 
 
@@ -754,6 +814,7 @@ def write_page(
     records = load_records(records_dir)
     results = {cell: record_result(record) for cell, record in records.items()}
     text = render_page(results, command, provenance(records), records_dir, compute_lines(records))
+    results = {cell: result for cell, result in results.items() if cell.algo == "ippo"}  # the trends
     out = Path(out)
     if out.is_file() and not allow_fewer:
         before = measured_cells(out.read_text(encoding="utf-8"))

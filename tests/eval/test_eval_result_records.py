@@ -125,8 +125,9 @@ def test_page_command_renders_from_records_with_their_provenance(recorded, tmp_p
         "(the project's 2-core CPU machine unless a summary says otherwise)."
     )
     assert results_page.provenance(results_page.load_records(records)) == line
-    expected = results_page.render_page(results_page.load_results(runs), command, line, records)
-    assert out.read_text() == expected and f"\n{line}\n" in expected
+    compute = results_page.compute_lines(results_page.load_records(records))
+    expected = results_page.render_page(results_page.load_results(runs), command, line, records, compute)
+    assert out.read_text() == expected and f"\n{line}\n" in expected and "## Compute" in expected
     assert f"`{records}/<env id>/task<t>_level<l>.json`" in expected
     assert f"6 cell(s) with records in {records}" in capsys.readouterr().out
 
