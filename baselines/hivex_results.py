@@ -180,7 +180,9 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
     sub = p.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="train and evaluate the cells (resumable)")
-    run.add_argument("--cells", default=None, help="[mappo:]ENV:TASK:LEVEL[,...] (default: the main-task cells)")
+    run.add_argument(
+        "--cells", default=None, help="[mappo:]ENV:TASK:LEVEL[,...] (default: the main-task cells)"
+    )
     run.add_argument("--out-dir", default=DEFAULT_OUT_DIR)
     run.add_argument("--records", default=DEFAULT_RECORDS, help="where each cell's record is written")
     run.add_argument(
@@ -191,7 +193,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     run.add_argument("overrides", nargs="*", metavar="key=value", help="training config overrides")
     record = sub.add_parser("record", help="write the records of run folders made before")
-    record.add_argument("--cells", default=None, help="[mappo:]ENV:TASK:LEVEL[,...] (default: every cell folder)")
+    record.add_argument(
+        "--cells", default=None, help="[mappo:]ENV:TASK:LEVEL[,...] (default: every cell folder)"
+    )
     record.add_argument("--out-dir", default=DEFAULT_OUT_DIR)
     record.add_argument("--records", default=DEFAULT_RECORDS)
     page = sub.add_parser("page", help="write the page from the published tables and the records")
