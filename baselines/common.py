@@ -1,4 +1,4 @@
-"""The PPO trainer's kernels (`baselines.ppo` reads them in order): the env stack with auto-reset,
+"""The PPO trainer's kernels (`baselines.ppo` reads them in order): the env and its training params,
 GAE, the PPO loss, minibatch shuffling, the optimizer, the rollout metrics and the finite flags.
 
 Array layout everywhere: `[T, num_envs, num_agents, ...]`; `flatten_batch` is the one reshape point.
@@ -15,7 +15,6 @@ from flax import struct
 
 import hivex_jax
 from baselines.config import PPOConfig
-from hivex_jax.wrappers import AutoReset, EpisodeStatistics, PregeneratedWorldPool, WorldPool
 
 
 # ------------------------------------------------------------------------------------ environment
@@ -39,38 +38,6 @@ def training_params(config: PPOConfig, env_params: Any) -> Any:
         return env_params
     _, overridden = make_env(config.replace(env_params={**config.env_params, **config.train_env_params}))
     return env_params.replace(**{name: getattr(overridden, name) for name in config.train_env_params})
-
-
-class TrainingEnv:
-    """`EpisodeStatistics(AutoReset(WorldPool(env, train_worlds), final_obs=True, final_state=True))`:
-    the trainer's env stack on `hivex_jax.wrappers`' one auto-reset, which also hands back the pre-reset
-    observation and state, so IPPO/MAPPO bootstrap from the final (global) state on truncation."""
-
-    def __init__(self, env: Any, worlds: str, params: Any = None, pregenerate: bool = False):
-        self.env = env
-        # Same episodes either way (a world's reset is a pure function of its seed and params); the
-        # pregenerated pool makes an auto-reset a gather instead of a world generation.
-        self.pool = PregeneratedWorldPool(env, worlds, params) if pregenerate else WorldPool(env, worlds)
-        self.stats = EpisodeStatistics(AutoReset(self.pool, final_obs=True, final_state=True))
-
-    def reset(self, key: jax.Array, params: Any) -> tuple[dict, Any]:
-        return self.stats.reset(key, params)
-
-    def step(self, key: jax.Array, state: Any, action: dict, params: Any):
-        """`(obs, state, reward, terminated, truncated, info, final_obs, final_state)` for one env;
-        obs/state are the next episode's when `info["done"]`. Under `vmap` (envs, seeds) worlds are
-        generated only on steps where some episode of the batch ended (`wrappers.reset_where`)."""
-        return self._with_final(*self.stats.step(key, state, action, params))
-
-    @staticmethod
-    def _with_final(obs: Any, state: Any, reward: Any, terminated: Any, truncated: Any, info: dict):
-        info = dict(info)
-        final_obs = info.pop("final_obs")
-        final_state = state.replace(env_state=info.pop("final_state"))  # the statistics wrap it as before
-        return obs, state, reward, terminated, truncated, info, final_obs, final_state
-
-    def global_state(self, state: Any, params: Any) -> jax.Array:
-        return self.stats.global_state(state, params)
 
 
 # -------------------------------------------------------------------------------------------- GAE

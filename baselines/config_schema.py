@@ -83,8 +83,9 @@ class PPOConfig:
     env_options: dict = static_key("env", {})  # other static (constructor) options
     world_files: str | None = static_key("env", None)  # worlds from files (glob); = env_options.world_files
     env_params: dict = data_key("env", {})  # other EnvParams field overrides
-    # world-seed pool of training episodes: its size is the pregenerated pool's shape
-    train_worlds: str = static_key("env", "5000:6000")
+    # world-seed pool of training episodes; data: a fused member draws from its own share of one pool of
+    # every member's worlds (baselines.training_env), whose size is the program's shape
+    train_worlds: str = data_key("env", "5000:6000")
     test_worlds: str = run_key(
         "env", "6000:6008"
     )  # held-out pool for evaluation (disjoint from train_worlds)

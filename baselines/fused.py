@@ -28,7 +28,9 @@ from baselines.distributed import fetch
 from baselines.guards import NonFiniteError, first_nonfinite, stop_nonfinite
 from baselines.member import member_data
 from baselines.population import Population, get_population
+from baselines.ppo import make_train
 from baselines.run_files import MetricsCSV, metric_names, per_update_metrics, write_summary, write_text_atomic
+from baselines.training_env import union_and_tables
 from hivex_jax.core.errors import one_line
 
 
@@ -39,11 +41,17 @@ class FusedPopulation(Population):
 
     def __init__(self, members: Sequence[Population], devices: Sequence[Any] | None = None):
         self.members = list(members)
-        super().__init__(members[0].train, devices)
+        worlds = [m.config.train_worlds for m in members]
+        if len(set(worlds)) > 1:  # one pool of every member's worlds; each draws from its own
+            pool, tables = union_and_tables(worlds)
+            super().__init__(make_train(members[0].config, member_worlds=pool), devices)
+        else:
+            tables = [{} for _ in members]
+            super().__init__(members[0].train, devices)
         self.rows = len(members) * self.config.num_seeds
         data = [
-            member_data(m.config, m.train.train_params, m.train.env)
-            for m in members
+            {**member_data(m.config, m.train.train_params, m.train.env), **table}
+            for m, table in zip(members, tables, strict=True)
             for _ in range(self.config.num_seeds)
         ]
         scalars = {k: np.stack([d[k] for d in data]) for k in data[0] if k != "env_params"}
@@ -60,7 +68,8 @@ class FusedPopulation(Population):
         return jax.tree.map(lambda *xs: jax.numpy.asarray(np.concatenate(xs, axis=0)), *states)
 
     def abstract_state(self) -> Any:
-        one = jax.eval_shape(self.train.init, jax.random.PRNGKey(self.config.seed))
+        # a member's own init: the program's trainer may reset only with member worlds (same shapes)
+        one = jax.eval_shape(self.members[0].train.init, jax.random.PRNGKey(self.config.seed))
         return jax.tree.map(lambda s: jax.ShapeDtypeStruct((self.rows, *s.shape), s.dtype), one)
 
     def compile(self, state: Any) -> float:

@@ -26,6 +26,8 @@ from baselines.ppo import make_train
 PPO_MEMBER_KEYS = (frozenset(MEMBER_SCALARS) - {"gamma_lambda"}) | {"gae_lambda", "seed", "eval_seed"}
 #: env data keys: per member too (members whose pregenerated pools differ generate worlds at reset)
 ENV_MEMBER_KEYS = frozenset({"task", "level", "env_params", "train_env_params"})
+#: training worlds: members draw from their own share of one pool of all their worlds (`training_env`)
+WORLD_MEMBER_KEYS = frozenset({"train_worlds"})
 #: training-reward keys a member carries as arrays (`extensions.reward_arrays`); on or off is static
 REWARD_MEMBER_KEYS = frozenset(
     {"train_reward_weights", "train_reward_weights_anneal_updates", "train_reward_sharing"}
@@ -35,7 +37,7 @@ REWARD_MEMBER_KEYS = frozenset(
 def fusion_key(config: PPOConfig) -> str:
     """Configs with equal keys can be members of one program: the program signature and the values of
     the data keys not taken per member."""
-    per_member = set(PPO_MEMBER_KEYS) | ENV_MEMBER_KEYS | REWARD_MEMBER_KEYS
+    per_member = set(PPO_MEMBER_KEYS) | ENV_MEMBER_KEYS | REWARD_MEMBER_KEYS | WORLD_MEMBER_KEYS
     fixed = {k: getattr(config, k) for k in keys_of_kind("data") if k not in per_member}
     return json.dumps(
         {"signature": program_signature(config), "fixed": fixed},

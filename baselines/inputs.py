@@ -12,8 +12,9 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from baselines.common import ReturnScaling, TrainingEnv, merge_stats, normalize, running_stats_init
+from baselines.common import ReturnScaling, merge_stats, normalize, running_stats_init
 from baselines.config import PPOConfig
+from baselines.training_env import TrainingEnv
 
 
 # ---------------------------------------------------------------------------- the critic's input

@@ -38,7 +38,6 @@ from baselines import extensions
 from baselines import member as members
 from baselines.common import (
     ReturnScaling,
-    TrainingEnv,
     example_obs,
     finite_flags,
     gae,
@@ -53,6 +52,7 @@ from baselines.inputs import CriticInput, ObsNormalization, ReturnScaler
 from baselines.inputs import critic_inputs as critic_inputs  # re-exported: MAPPO's critic input
 from baselines.networks import Critic
 from baselines.policy import PolicyMemory, action_readout, make_policy
+from baselines.training_env import TrainingEnv
 
 
 # ------------------------------------------------------------------------------------------ state
@@ -123,14 +123,20 @@ def trainable(params: dict) -> dict:
 
 
 # -------------------------------------------------------------------------------------- the trainer
-def make_train(config: PPOConfig, env: Any = None, env_params: Any = None) -> Train:
+def make_train(
+    config: PPOConfig, env: Any = None, env_params: Any = None, member_worlds: Any = None
+) -> Train:
     """Build `init` / `update_chunk` / `act` of `config.algo` (ippo or mappo) for `config` (env made
-    from the config if not given)."""
+    from the config if not given). `member_worlds`: a fused population's pool (world seeds) from which
+    each member draws its own worlds (`training_env.MemberWorlds`)."""
     if env is None:
         env, env_params = make_env(config)
     check_env_fit(config, env, env_params)  # a one-line ConfigError before anything compiles
     train_params = training_params(config, env_params)  # evaluation plays env_params
-    training_env = TrainingEnv(env, config.train_worlds, train_params, config.pregenerate_worlds)
+    worlds = config.train_worlds if member_worlds is None else member_worlds
+    training_env = TrainingEnv(
+        env, worlds, train_params, config.pregenerate_worlds, member_worlds is not None
+    )
     num_envs, num_agents = config.num_envs, env.num_agents
     normalization = ObsNormalization(config)
     critic_input = CriticInput(config, env, train_params, training_env)
@@ -177,7 +183,12 @@ def make_train(config: PPOConfig, env: Any = None, env_params: Any = None) -> Tr
         value = value_of(params, critic_obs)
         obs, env_state, reward, terminated, _, info, final_obs, final_state = jax.vmap(
             training_env.step, (0, 0, 0, None)
-        )(jax.random.split(k_env, num_envs), runner.env_state, action, step_params)
+        )(
+            jax.random.split(k_env, num_envs),
+            runner.env_state,
+            action,
+            training_env.params_for(step_params, member),
+        )
         # the reward learnt from; info["episode"] (the "return" metrics) keeps the env's
         reward = training_reward(info, reward, info["active"], runner.update, member)
         # V of where the step got before auto-reset (observation or global state): the truncation bootstrap

@@ -30,7 +30,10 @@ class WorldPool(Wrapper):
         self._seeds = jnp.asarray(seeds.astype(np.uint32))
 
     def reset(self, key: jax.Array, params: Any):
-        index = jax.random.randint(key, (), 0, self._seeds.shape[0])
+        return self.world(jax.random.randint(key, (), 0, self._seeds.shape[0]), params)
+
+    def world(self, index: jax.Array, params: Any):
+        """`(obs, state)` of the pool's world at `index` (`i32[]`), built for `params`."""
         return self.env.reset(world_key(self._seeds[index]), params)
 
     def step(self, key: jax.Array, state: Any, action: Any, params: Any):
@@ -81,7 +84,10 @@ class PregeneratedWorldPool(Wrapper):
         self.pool = jax.tree.map(lambda *xs: jnp.concatenate(xs, axis=0), *chunks)
 
     def reset(self, key: jax.Array, params: Any):
-        index = jax.random.randint(key, (), 0, self.seeds.size)
+        return self.world(jax.random.randint(key, (), 0, self.seeds.size), params)
+
+    def world(self, index: jax.Array, params: Any):
+        """`(obs, state)` of the pool's world at `index` (`i32[]`), as built up front (`params` unused)."""
         return jax.tree.map(lambda x: x[index], self.pool)
 
     def step(self, key: jax.Array, state: Any, action: Any, params: Any):

@@ -315,10 +315,11 @@ def test_every_key_is_declared_once_with_a_section_and_a_kind():
 HAND_CHECKED_KINDS = {
     # a number a program computes with: one program could take it as an input
     "data": "lr ent_coef gamma gae_lambda clip_eps vf_coef max_grad_norm seed task level env_params "
-    "env_params.wind_noise_degrees train_reward_weights train_reward_sharing teacher_coef eval_seed",
+    "env_params.wind_noise_degrees train_reward_weights train_reward_sharing teacher_coef eval_seed "
+    "train_worlds",  # a fused member draws from its own share of one pool (baselines.training_env)
     # a shape, a loop length, a branch or a module's structure
     "static": "algo num_envs num_steps num_seeds update_epochs num_minibatches anneal_lr total_env_steps "
-    "recurrent hidden_sizes env_options train_worlds teacher_where critic_agent_id message_vocab",
+    "recurrent hidden_sizes env_options teacher_where critic_agent_id message_vocab",
     # no compiled program is built from it
     "run": "name out_dir eval_every checkpoint_every gif_frames test_worlds stop_at_test_return",
 }

@@ -1,0 +1,106 @@
+"""The trainer's env stack (`TrainingEnv`: world pool, auto-reset, episode statistics), and training worlds
+per member of a fused population (issue 33): members whose `train_worlds` differ share one pool, the union
+of their worlds, and each member's auto-resets draw from its own share of it.
+
+A member's reset draws `randint(key, (), 0, count)` and plays the pool's world at `index[draw]`: the same
+draw as a run alone (`WorldPool.reset` draws `randint(key, (), 0, N)` over its own N worlds, in the same
+order), so a member plays the worlds its run alone plays.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from flax import struct
+
+from hivex_jax.core.errors import world_seeds
+from hivex_jax.core.wrapper import Wrapper
+from hivex_jax.wrappers import AutoReset, EpisodeStatistics, PregeneratedWorldPool, WorldPool
+
+
+@struct.dataclass
+class MemberWorlds:
+    """The params a member's training env steps with: its `EnvParams` and its worlds in the shared pool
+    (`index` i32[K], padded with 0 past `count` i32[])."""
+
+    env: Any
+    index: jax.Array
+    count: jax.Array
+
+
+class MemberWorldPool(Wrapper):
+    """A world pool (`WorldPool` or `PregeneratedWorldPool` over every member's worlds) whose `reset`
+    draws from the member's own worlds; `params` is `MemberWorlds`, the env sees its `env` part."""
+
+    def reset(self, key: jax.Array, params: MemberWorlds):
+        draw = jax.random.randint(key, (), 0, params.count)
+        return self.env.world(jnp.asarray(params.index)[draw], params.env)
+
+    def step(self, key: jax.Array, state: Any, action: Any, params: MemberWorlds):
+        return self.env.step(key, state, action, params.env)
+
+    def action_space(self, params: MemberWorlds) -> Any:
+        return self.env.action_space(params.env)
+
+    def observation_space(self, params: MemberWorlds) -> Any:
+        return self.env.observation_space(params.env)
+
+
+def union_and_tables(specs: Sequence[str]) -> tuple[np.ndarray, list[dict[str, np.ndarray]]]:
+    """`(pool seeds i64[P], per spec {"train_world_index": i32[K], "train_world_count": i32[]})`: the
+    sorted union of the specs' world seeds and each spec's seeds as positions in it, in its own order,
+    padded to the longest (K)."""
+    seeds = [world_seeds(spec, "train_worlds") for spec in specs]
+    union = np.unique(np.concatenate(seeds))
+    longest = max(s.size for s in seeds)
+    tables = []
+    for own in seeds:
+        index = np.zeros(longest, np.int32)
+        index[: own.size] = np.searchsorted(union, own)
+        tables.append({"train_world_index": index, "train_world_count": np.int32(own.size)})
+    return union, tables
+
+
+class TrainingEnv:
+    """`EpisodeStatistics(AutoReset(WorldPool(env, train_worlds), final_obs=True, final_state=True))`:
+    the trainer's env stack on `hivex_jax.wrappers`' one auto-reset, which also hands back the pre-reset
+    observation and state, so IPPO/MAPPO bootstrap from the final (global) state on truncation."""
+
+    def __init__(
+        self, env: Any, worlds: Any, params: Any = None, pregenerate: bool = False, per_member=False
+    ):
+        self.env, self.per_member = env, per_member
+        # Same episodes either way (a world's reset is a pure function of its seed and params); the
+        # pregenerated pool makes an auto-reset a gather instead of a world generation.
+        self.pool = PregeneratedWorldPool(env, worlds, params) if pregenerate else WorldPool(env, worlds)
+        pool = MemberWorldPool(self.pool) if per_member else self.pool  # members draw their own worlds
+        self.stats = EpisodeStatistics(AutoReset(pool, final_obs=True, final_state=True))
+
+    def params_for(self, env_params: Any, member: dict | None) -> Any:
+        """What `reset`/`step` take: `env_params`, or a fused member's `MemberWorlds` (`per_member`)."""
+        if not self.per_member:
+            return env_params
+        return MemberWorlds(env_params, member["train_world_index"], member["train_world_count"])
+
+    def reset(self, key: jax.Array, params: Any) -> tuple[dict, Any]:
+        return self.stats.reset(key, params)
+
+    def step(self, key: jax.Array, state: Any, action: dict, params: Any):
+        """`(obs, state, reward, terminated, truncated, info, final_obs, final_state)` for one env;
+        obs/state are the next episode's when `info["done"]`. Under `vmap` (envs, seeds) worlds are
+        generated only on steps where some episode of the batch ended (`wrappers.reset_where`)."""
+        return self._with_final(*self.stats.step(key, state, action, params))
+
+    @staticmethod
+    def _with_final(obs: Any, state: Any, reward: Any, terminated: Any, truncated: Any, info: dict):
+        info = dict(info)
+        final_obs = info.pop("final_obs")
+        final_state = state.replace(env_state=info.pop("final_state"))  # the statistics wrap it as before
+        return obs, state, reward, terminated, truncated, info, final_obs, final_state
+
+    def global_state(self, state: Any, params: Any) -> jax.Array:
+        return self.stats.global_state(state, params)
