@@ -126,17 +126,13 @@ def trainable(params: dict) -> dict:
 def make_train(
     config: PPOConfig, env: Any = None, env_params: Any = None, member_worlds: Any = None
 ) -> Train:
-    """Build `init` / `update_chunk` / `act` of `config.algo` (ippo or mappo) for `config` (env made
-    from the config if not given). `member_worlds`: a fused population's pool (world seeds) from which
-    each member draws its own worlds (`training_env.MemberWorlds`)."""
+    """Build `init` / `update_chunk` / `act` of `config.algo` (ippo or mappo) for `config` (env made from
+    the config if not given; `member_worlds`: a fused population's pool, `TrainingEnv.of`)."""
     if env is None:
         env, env_params = make_env(config)
     check_env_fit(config, env, env_params)  # a one-line ConfigError before anything compiles
     train_params = training_params(config, env_params)  # evaluation plays env_params
-    worlds = config.train_worlds if member_worlds is None else member_worlds
-    training_env = TrainingEnv(
-        env, worlds, train_params, config.pregenerate_worlds, member_worlds is not None
-    )
+    training_env = TrainingEnv.of(config, env, train_params, member_worlds)
     num_envs, num_agents = config.num_envs, env.num_agents
     normalization = ObsNormalization(config)
     critic_input = CriticInput(config, env, train_params, training_env)
@@ -181,14 +177,10 @@ def make_train(
         action = dist.sample(k_action)
         critic_obs = critic_input(runner.env_state, runner.obs, step_params)
         value = value_of(params, critic_obs)
+        params_or_worlds = training_env.params_for(step_params, member)  # a fused member's own worlds
         obs, env_state, reward, terminated, _, info, final_obs, final_state = jax.vmap(
             training_env.step, (0, 0, 0, None)
-        )(
-            jax.random.split(k_env, num_envs),
-            runner.env_state,
-            action,
-            training_env.params_for(step_params, member),
-        )
+        )(jax.random.split(k_env, num_envs), runner.env_state, action, params_or_worlds)
         # the reward learnt from; info["episode"] (the "return" metrics) keeps the env's
         reward = training_reward(info, reward, info["active"], runner.update, member)
         # V of where the step got before auto-reset (observation or global state): the truncation bootstrap

@@ -80,6 +80,13 @@ class TrainingEnv:
         pool = MemberWorldPool(self.pool) if per_member else self.pool  # members draw their own worlds
         self.stats = EpisodeStatistics(AutoReset(pool, final_obs=True, final_state=True))
 
+    @classmethod
+    def of(cls, config: Any, env: Any, params: Any, member_worlds: Any = None) -> TrainingEnv:
+        """The stack a config trains on: its `train_worlds`, or with `member_worlds` (a fused population's
+        pool of world seeds) that pool, each member drawing its own worlds (`params_for`)."""
+        worlds = config.train_worlds if member_worlds is None else member_worlds
+        return cls(env, worlds, params, config.pregenerate_worlds, member_worlds is not None)
+
     def params_for(self, env_params: Any, member: dict | None) -> Any:
         """What `reset`/`step` take: `env_params`, or a fused member's `MemberWorlds` (`per_member`)."""
         if not self.per_member:

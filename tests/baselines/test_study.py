@@ -163,3 +163,20 @@ def test_memorisation_probe_command_line_parses():
         [sys.executable, str(script), "--help"], capture_output=True, text=True, timeout=300
     )
     assert done.returncode == 0 and "--pools" in done.stdout, done.stderr
+
+
+def test_the_ppo_core_stays_lean():
+    """`make_train` at most 200 lines with at most 12 branches, and every `mappo_<env>.yaml` at most 5 lines
+    (its IPPO twin plus what MAPPO changes; issue 31 items 1-2)."""
+    import ast
+
+    tree = ast.parse((ROOT / "baselines" / "ppo.py").read_text())
+    (make_train,) = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "make_train"]
+    branches = [n for n in ast.walk(make_train) if isinstance(n, (ast.If, ast.IfExp, ast.Match))]
+    assert make_train.end_lineno - make_train.lineno + 1 <= 200 and len(branches) <= 12
+    long = {
+        p.name: n
+        for p in (ROOT / "configs").glob("mappo_*.yaml")
+        if (n := len(p.read_text().splitlines())) > 5
+    }
+    assert long == {}
