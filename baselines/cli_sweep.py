@@ -3,9 +3,10 @@
 A rerun of the same sweep (same --name and --out-dir) skips the combinations that finished (their
 eval.json is read back) and resumes those stopped midway from their latest checkpoint; a rerun whose
 config differs from a combination's saved one (beyond `RERUN_FREE_KEYS`) is refused before anything
-runs. With several processes (`--coordinator ...`, docs/distributed.md) every combination's population
-is sharded over the devices of all processes and the combinations run one after another, so each
-process takes part in every run and process 0 writes the summary."""
+runs. With several processes (`--coordinator ...`, docs/distributed.md) every population (a fused
+program's members x seeds, or a combination run alone) is sharded over the devices of all processes and
+the programs run one after another, so each process takes part in every run and process 0 writes the
+members' folders and the summary."""
 
 from __future__ import annotations
 
@@ -204,8 +205,6 @@ def _run_fused_programs(
     from baselines.fused_plan import describe_plan, plan_sweep
 
     pending = [i for i, run_dir in enumerate(run_dirs) if _finished_run(run_dir) is None]
-    if dist.process_count() > 1:  # fused populations run on one process's devices for now
-        return {}
     programs, populations = plan_sweep([configs[i] for i in pending], not args.no_fuse, args.max_members)
     at_step: list[list[int]] = []
     for program in programs:  # members resume together only from the same checkpoint

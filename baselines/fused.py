@@ -20,11 +20,13 @@ from typing import Any
 
 import jax
 import numpy as np
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec as P
 
 import hivex_jax
 from baselines.config import PPOConfig
 from baselines.config_values import ConfigError
-from baselines.distributed import fetch
+from baselines.distributed import check_population_divides, fetch
 from baselines.guards import NonFiniteError, first_nonfinite, stop_nonfinite
 from baselines.member import member_data
 from baselines.population import Population, get_population
@@ -55,22 +57,51 @@ class FusedPopulation(Population):
             for _ in range(self.config.num_seeds)
         ]
         scalars = {k: np.stack([d[k] for d in data]) for k in data[0] if k != "env_params"}
-        self.member_rows = {**scalars, "env_params": hivex_jax.stack_params([d["env_params"] for d in data])}
+        host_rows = {**scalars, "env_params": hivex_jax.stack_params([d["env_params"] for d in data])}
+        # on the devices of every process, sharded as the state's rows (each process places its shards)
+        by_rows = NamedSharding(self.mesh, P("pop") if self.shard_axis == "seeds" else P())
+        self.member_rows = jax.tree.map(lambda x: _place(np.asarray(x), by_rows), host_rows)
         self._chunk = jax.jit(self._vmapped_chunk)
+        self._member_state = jax.jit(self._member_rows_of, static_argnums=1)
 
     def _vmapped_chunk(self, state: Any, member_rows: Any = None) -> tuple[Any, dict]:  # type: ignore[override]
         state, metrics = jax.vmap(self.train.update_chunk)(state, member_rows)
         return jax.lax.with_sharding_constraint(state, self.shardings(state)), metrics
 
     def init(self, seed: int | None = None) -> Any:
-        """Every member's initial state (its own `Population.init`, one device), stacked member-major."""
-        states = [jax.device_get(m.init()) for m in self.members]
-        return jax.tree.map(lambda *xs: jax.numpy.asarray(np.concatenate(xs, axis=0)), *states)
+        """Every member's initial state (the rows its own `Population.init` gives), stacked member-major
+        and placed as `Population.init` places a population: each process initialises only the rows its
+        devices hold, one by one (not under vmap: see `Population.init`)."""
+        abstract = self.abstract_state()
+        leaves, treedef = jax.tree.flatten(abstract)
+        needed: set[int] = set()
+        for leaf in leaves:
+            for index in leaf.sharding.addressable_devices_indices_map(leaf.shape).values():
+                needed.update(range(self.rows)[index[0] if index else slice(None)])
+        fulls = [np.zeros(leaf.shape, leaf.dtype) for leaf in leaves]  # rows held elsewhere stay zeros
+        for row in sorted(needed):
+            member = self.members[row // self.config.num_seeds]
+            key = member.seed_keys(member.config.seed if seed is None else seed)[row % self.config.num_seeds]
+            for full, value in zip(
+                fulls, jax.tree.leaves(jax.device_get(member._init_one(key))), strict=True
+            ):
+                full[row] = value
+        return jax.tree.unflatten(
+            treedef, [_place(f, leaf.sharding) for f, leaf in zip(fulls, leaves, strict=True)]
+        )
+
+    def place(self, host_state: Any) -> Any:
+        """A population state held whole as numpy on every process (e.g. restored and gathered), placed
+        on the devices with the population's shardings."""
+        return jax.tree.map(lambda x, a: _place(np.asarray(x), a.sharding), host_state, self.abstract_state())
 
     def abstract_state(self) -> Any:
         # a member's own init: the program's trainer may reset only with member worlds (same shapes)
         one = jax.eval_shape(self.members[0].train.init, jax.random.PRNGKey(self.config.seed))
-        return jax.tree.map(lambda s: jax.ShapeDtypeStruct((self.rows, *s.shape), s.dtype), one)
+        shapes = jax.tree.map(lambda s: jax.ShapeDtypeStruct((self.rows, *s.shape), s.dtype), one)
+        return jax.tree.map(
+            lambda s, sh: jax.ShapeDtypeStruct(s.shape, s.dtype, sharding=sh), shapes, self.shardings(shapes)
+        )
 
     def compile(self, state: Any) -> float:
         start = time.perf_counter()
@@ -85,15 +116,30 @@ class FusedPopulation(Population):
         return state, fetch(metrics)
 
     def member_slice(self, tree: Any, m: int) -> Any:
-        """Member m's rows `[num_seeds, ...]` of a population pytree."""
+        """Member m's rows `[num_seeds, ...]` of a host pytree (numpy metrics)."""
         s = self.config.num_seeds
         return jax.tree.map(lambda x: x[m * s : (m + 1) * s], tree)
+
+    def member_state(self, state: Any, m: int) -> Any:
+        """Member m's rows of the population state, on the devices as its own run holds them (what its
+        checkpoint, evaluation and files read; with several processes every process must call it)."""
+        return self._member_state(state, m)
+
+    def _member_rows_of(self, state: Any, m: int) -> Any:
+        rows = self.member_slice(state, m)
+        return jax.lax.with_sharding_constraint(rows, self.shardings(rows))
+
+
+def _place(full: np.ndarray, sharding: Any) -> jax.Array:
+    """`full` (the same on every process) as a global array: each process places its own shards."""
+    return jax.make_array_from_callback(full.shape, sharding, lambda index: full[index])
 
 
 def members_that_fit(population: FusedPopulation) -> int:
     """How many of the population's members fit the device memory, by XLA's estimate of its compiled
     chunk (`baselines.memory`; the population keeps the program): all of them, or the share the estimate
     per member allows (at least 1: a single member too big is refused as `hivex train` refuses it)."""
+    from baselines.distributed import broadcast_value
     from baselines.memory import check_fits, compile_with_estimate, device_memory_bytes
 
     members = len(population.members)
@@ -102,15 +148,23 @@ def members_that_fit(population: FusedPopulation) -> int:
         return members
     try:
         check_fits(population.config, estimate, population.devices)
-        return members
+        fit = members
     except ConfigError:
-        if members == 1:
+        if jax.process_count() == 1 and members == 1:
             raise
-    have = device_memory_bytes(population.devices[0]) or 0
-    return max(1, int(have // (estimate.peak_bytes / members)))
+        local = [d for d in population.devices if d.process_index == jax.process_index()]
+        have = device_memory_bytes(local[0]) or 0
+        fit = 0 if members == 1 else max(1, int(have // (estimate.peak_bytes / members)))
+    # process 0's answer on every process: they must all train the same programs
+    fit = int(broadcast_value(fit))
+    if fit == 0:  # one member too big on process 0's devices: refused as `hivex train` refuses it
+        check_fits(population.config, estimate, population.devices)
+        raise ConfigError("one member does not fit process 0's device (XLA's estimate of its chunk)")
+    return fit
 
 
 def resume_members(
+    population: FusedPopulation,
     members: Sequence[Population],
     run_dirs: Sequence[Path],
     csvs: Sequence[MetricsCSV],
@@ -120,21 +174,30 @@ def resume_members(
     checkpoint (stacked member-major, as `FusedPopulation.init`); each metrics.csv truncated to it. The
     members must stand at the same update: one line naming them otherwise."""
     from baselines import checkpoint
+    from baselines.runner import check_resume_processes
 
+    main = jax.process_index() == 0
     states, done, walls = [], [], []
     for member, run_dir in zip(members, run_dirs, strict=True):
-        state, meta = checkpoint.restore(run_dir, member.abstract_state(), log=log, set_aside_damaged=True)
-        states.append(jax.device_get(state))
+        state, meta = checkpoint.restore(
+            run_dir,
+            member.abstract_state(),
+            check=lambda saved, d=run_dir: check_resume_processes(d, saved),
+            log=log,
+            set_aside_damaged=True,
+        )
+        states.append(fetch(state))  # gathered whole on every process (a collective with several)
         done.append(int(meta["chunks_done"]))
         walls.append(float(meta.get("wall_s", 0.0)))
     if len(set(done)) > 1:
         at = ", ".join(f"{d.name} at chunk {c}" for d, c in zip(run_dirs, done, strict=True))
         raise ConfigError(f"fused members resume together from the same update; they stand at {at}")
     config = members[0].config
-    for csv_file in csvs:
-        csv_file.truncate(done[0] * config.chunk_updates)
+    if main:  # process 0 writes the run folders
+        for csv_file in csvs:
+            csv_file.truncate(done[0] * config.chunk_updates)
     log(f"resuming {len(members)} members at update {done[0] * config.chunk_updates} of {config.num_updates}")
-    state = jax.tree.map(lambda *xs: jax.numpy.asarray(np.concatenate(xs, axis=0)), *states)
+    state = population.place(jax.tree.map(lambda *xs: np.concatenate(xs, axis=0), *states))
     return state, done[0], max(walls)
 
 
@@ -158,6 +221,9 @@ def run_fused(
     from baselines.evaluation import get_evaluation
     from baselines.runner import final_evaluation, record_test_returns, save_checkpoint
 
+    main = jax.process_index() == 0  # process 0 prints and writes the members' folders
+    if not main:
+        log, progress = _quiet, False
     populations = populations or [None] * len(configs)
     members = [p if p is not None else get_population(c) for c, p in zip(configs, populations, strict=True)]
     # each member's own config: a cached population serves every config that computes the same (run keys
@@ -169,6 +235,9 @@ def run_fused(
     ]
     population = FusedPopulation(members)
     config = population.config
+    # with several processes the rows (member-major, so whole seed blocks) shard over every device as
+    # `hivex train` shards its seeds, or else the envs: refused as it refuses, before anything compiles
+    check_population_divides(config.num_seeds, config.num_envs, len(population.devices), jax.process_count())
     fit = members_that_fit(population)  # compiled from abstract shapes, before any state exists
     if fit < len(members):
         size = -(-len(members) // -(-len(members) // fit))  # the fewest programs, as even as can be
@@ -184,15 +253,16 @@ def run_fused(
     compile_s = population.compile_s
     csvs, evaluations = [], []
     for member, member_config, run_dir in zip(members, run_configs, run_dirs, strict=True):
-        run_dir.mkdir(parents=True, exist_ok=True)
-        if not resume:
+        if main:
+            run_dir.mkdir(parents=True, exist_ok=True)
+        if main and not resume:
             (run_dir / "metrics.csv").unlink(missing_ok=True)
             write_text_atomic(run_dir / "config.yaml", member_config.to_yaml())
         csvs.append(MetricsCSV(run_dir / "metrics.csv", config.num_seeds, metric_names(member_config)))
         evaluations.append(get_evaluation(member, member_config.test_worlds))
     state, start_chunk, wall_before = population.init(), 0, 0.0
     if resume:
-        state, start_chunk, wall_before = resume_members(members, run_dirs, csvs, log)
+        state, start_chunk, wall_before = resume_members(population, members, run_dirs, csvs, log)
     log(
         f"{len(configs)} members x {config.num_seeds} seeds in one program "
         f"({population.rows} rows x {config.num_envs} envs); compiled in {compile_s:.1f} s"
@@ -227,7 +297,7 @@ def run_fused(
             else:
                 every = run_configs[m].eval_every
                 if (every and (chunk + 1) % every == 0) or finished:
-                    test = record_test_returns(evaluations[m], population.member_slice(state, m), metrics)
+                    test = record_test_returns(evaluations[m], population.member_state(state, m), metrics)
                     target = run_configs[m].stop_at_test_return
                     if target is not None and test >= target:
                         update = (chunk + 1) * config.chunk_updates
@@ -237,16 +307,17 @@ def run_fused(
                             "env_steps_per_seed": update * config.steps_per_update,
                             "wall_s": wall,
                         }
-            csvs[m].append(chunk * config.chunk_updates, config.steps_per_update, wall, metrics)
+            if main:
+                csvs[m].append(chunk * config.chunk_updates, config.steps_per_update, wall, metrics)
             every = run_configs[m].checkpoint_every
             stop = reached is not None
             if nonfinite is None and ((every and (chunk + 1) % every == 0) or finished or stop):
                 save_checkpoint(
-                    run_dirs[m], run_configs[m], population.member_slice(state, m), chunk + 1, wall
+                    run_dirs[m], run_configs[m], population.member_state(state, m), chunk + 1, wall
                 )
             if stop:  # frozen: evaluated and written as it stands now, while the others go on
                 frozen[m] = (
-                    jax.device_get(population.member_slice(state, m)),
+                    population.member_state(state, m),  # its own arrays: later chunks do not touch them
                     reached["update"],
                     wall,
                     reached,
@@ -262,7 +333,7 @@ def run_fused(
             out.append({"run_dir": str(run_dirs[m]), "diverged": diverged[m]})
             continue
         member_state, updates_done, member_train_s, reached = frozen.get(
-            m, (population.member_slice(state, m), config.num_updates, train_s, None)
+            m, (population.member_state(state, m), config.num_updates, train_s, None)
         )
         summary: dict[str, Any] = {
             "run_dir": str(run_dirs[m]),
@@ -288,6 +359,11 @@ def run_fused(
                 **(reached or {}),
             }
         results = final_evaluation(run_dirs[m], run_configs[m], member, evaluations[m], member_state)
-        write_summary(run_dirs[m], summary)
+        if main:
+            write_summary(run_dirs[m], summary)
         out.append({**summary, "eval": results})
     return out
+
+
+def _quiet(*args: Any, **kwargs: Any) -> None:
+    """The log of processes other than 0: they print nothing."""

@@ -7,6 +7,7 @@ import csv
 import itertools
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -148,6 +149,28 @@ def _close(a, b) -> None:
     np.testing.assert_allclose(np.asarray(a, float), np.asarray(b, float), rtol=2e-4, atol=2e-5)
 
 
+def _compare_members(one: Path, two: Path, members: tuple[str, ...]) -> dict[str, list[dict[str, float]]]:
+    """Each member's folder in sweep `two` (2 processes) holds what it holds in sweep `one`: the same
+    files, metrics.csv (less wall_s) and eval.json up to float summation order; `{member: one's rows}`."""
+    rows = {}
+    for member in members:
+        a, b = one / member, two / member
+        assert sorted(p.name for p in a.iterdir()) == sorted(p.name for p in b.iterdir())
+        assert checkpoint.read_meta(b)["process_count"] == 2 and checkpoint.latest_step(b) == 4
+        rows[member], rows_b = _rows(a / "metrics.csv"), _rows(b / "metrics.csv")
+        assert len(rows[member]) == len(rows_b) == 4
+        for ra, rb in zip(rows[member], rows_b, strict=True):
+            assert ra.keys() == rb.keys()
+            _close(list(ra.values()), list(rb.values()))
+        eval_a, eval_b = (json.loads((d / "eval.json").read_text()) for d in (a, b))
+        for name in ("greedy", "stochastic", "scripted", "random"):
+            _close(
+                [w["return_mean"] for w in eval_a["policies"][name]["per_world"]],
+                [w["return_mean"] for w in eval_b["policies"][name]["per_world"]],
+            )
+    return rows
+
+
 @pytest.mark.slow  # three processes, each starting jax and compiling: ~45 s of the default run
 @pytest.mark.timeout(600)
 def test_two_processes_train_like_one_process_with_two_devices(tmp_path):
@@ -238,6 +261,40 @@ def test_two_process_sweep_equals_one_process_sweep_and_reruns_skip(tmp_path):
     assert code == 0, err[-3000:]
     assert "=== seed=0 === finished earlier" in out and "resuming" in out
     assert json.loads((tmp_path / "one" / "sweep.json").read_text()) == rows["one"]
+
+
+@pytest.mark.slow  # two fused sweeps (3 processes), each compiling a 4-row program and 2 evaluations
+@pytest.mark.timeout(1800)
+def test_two_process_fused_sweep_equals_one_process_fused_sweep(tmp_path):
+    """A 2-member fused sweep as 2 processes x 1 device: the 4 rows (members x seeds) shard over both
+    processes, process 0 says the plan and writes every member's folder, and each member's metrics.csv
+    and eval.json equal those of the same fused sweep in 1 process with 2 devices."""
+    config = tmp_path / "tiny.yaml"
+    config.write_text(yaml.safe_dump(CONFIG))
+    args = ["--config", str(config), "--out-dir", str(tmp_path), "--no-progress", "--grid", "lr=1e-3,3e-4"]
+    one = _launch(tmp_path, "sweep", [*args, "--name", "one"], 1, SLOW_TIMEOUT_S)
+    _ok(one)
+    two = _launch(tmp_path, "sweep", [*args, "--name", "two"], 2, SLOW_TIMEOUT_S)
+    _ok(two)
+    plan = "hivex sweep: 1 program: 2 members x 2 seeds"
+    assert one[0][1].count(plan) == 1 and two[0][1].count(plan) == 1, two[0][1][-2000:]
+    assert "=== lr=1e-3 | lr=3e-4 === (one program)" in two[0][1]
+    assert "members x" not in two[1][1] and "===" not in two[1][1]  # process 1 prints nothing of it
+    rows = _compare_members(tmp_path / "one", tmp_path / "two", ("lr=1e-3", "lr=3e-4"))
+    # the members are distinct runs (their lr), so a mix-up of members' rows would show
+    assert rows["lr=1e-3"][-1] != rows["lr=3e-4"][-1]
+    # stopped after its first chunk (final files and last checkpoint gone): the rerun resumes both
+    # members as one population from their 2-process checkpoints and ends with the same numbers
+    for member in ("lr=1e-3", "lr=3e-4"):
+        (tmp_path / "two" / member / "summary.json").unlink()
+        (tmp_path / "two" / member / "eval.json").unlink()
+        shutil.rmtree(tmp_path / "two" / member / "checkpoints" / "4")
+    rerun = _launch(tmp_path, "sweep", [*args, "--name", "two"], 2, SLOW_TIMEOUT_S)
+    _ok(rerun)
+    assert "resuming 2 members at update 2 of 4" in rerun[0][1] and "resuming" not in rerun[1][1]
+    _compare_members(tmp_path / "one", tmp_path / "two", ("lr=1e-3", "lr=3e-4"))
+    tables = [json.loads((tmp_path / n / "sweep.json").read_text()) for n in ("one", "two")]
+    assert [r["combination"] for r in tables[1]] == ["lr=1e-3", "lr=3e-4"]
 
 
 @pytest.mark.timeout(300)
