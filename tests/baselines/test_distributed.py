@@ -243,7 +243,10 @@ def test_two_processes_train_and_resume_like_one_process_with_two_devices(tmp_pa
 def test_two_process_sweep_equals_one_process_sweep_and_reruns_skip(tmp_path):
     config = tmp_path / "tiny.yaml"
     config.write_text(yaml.safe_dump(CONFIG))
+    # --no-fuse: the combinations one after another, each sharded over both processes (seed is a data
+    # key: without it the two fuse, the path test_two_process_fused_sweep_equals_... checks)
     args = ["--config", str(config), "--out-dir", str(tmp_path), "--no-progress", "--grid", "seed=0,1"]
+    args.append("--no-fuse")
     _ok(_launch(tmp_path, "sweep", [*args, "--name", "one"], 1, SLOW_TIMEOUT_S))
     two = _launch(tmp_path, "sweep", [*args, "--name", "two"], 2, SLOW_TIMEOUT_S)
     _ok(two)
