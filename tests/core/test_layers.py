@@ -257,12 +257,30 @@ def test_core_names_no_adapter_and_namespaced_ids_still_resolve():
     assert result.returncode == 0, result.stderr[-2000:]
 
 
+def _repository_files() -> list[Path]:
+    """The repository's files (tracked and untracked, not git-ignored: not a local run folder's scripts);
+    every file under ROOT where git is unavailable."""
+    import subprocess
+
+    try:
+        listed = subprocess.run(
+            ["git", "ls-files", "--cached", "--others", "--exclude-standard"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.splitlines()
+    except (OSError, subprocess.CalledProcessError):
+        return list(ROOT.rglob("*"))
+    return [ROOT / name for name in listed]
+
+
 def pjrt_nproc_setters() -> set[str]:
     """Files that set PJRT_NPROC: a Python file naming it as a string or keyword (`environ.setdefault(
     "PJRT_NPROC", ...)`, `{**os.environ, "PJRT_NPROC": ...}`, `dict(..., PJRT_NPROC=...)`; docstrings that
     show `PJRT_NPROC=1 python ...` are text, not settings), or a shell/config line outside a comment."""
     found = set()
-    for path in ROOT.rglob("*"):
+    for path in _repository_files():
         parts = path.relative_to(ROOT).parts
         hidden = any(p.startswith(".") and p != ".ci" for p in parts)  # .venv, .git, caches
         if hidden or not path.is_file() or path == Path(__file__):
