@@ -17,8 +17,9 @@ from trainer_fake_env import TINY_CONFIG
 
 from baselines.cli_sweep import sweep_main
 from baselines.config import from_dict
-from baselines.fused import FusedPopulation, run_fused
+from baselines.fused import run_fused
 from baselines.fused_plan import describe_plan, plan_programs, plan_sweep
+from baselines.fused_population import FusedPopulation
 from baselines.population import Population
 from baselines.ppo import make_train
 from baselines.runner import run_training

@@ -11,8 +11,9 @@ from trainer_fake_env import ENV_ID, TINY_CONFIG
 
 import hivex_jax
 from baselines.config import from_dict, keys_of_kind
-from baselines.fused import FusedPopulation, run_fused
+from baselines.fused import run_fused
 from baselines.fused_plan import plan_programs
+from baselines.fused_population import FusedPopulation
 from baselines.population import Population
 from baselines.ppo import make_train
 from baselines.runner import run_training

@@ -1,0 +1,121 @@
+"""The fused population (issue 33): members x seeds of one program on one vmapped axis, each row computing
+with its member's data (`baselines.member.member_data`), sharded over every device of every process like
+`hivex train`'s seed axis. Running it (files, checkpoints, evaluation): `baselines.fused`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import jax
+import numpy as np
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec as P
+
+import hivex_jax
+from baselines.distributed import fetch
+from baselines.member import member_data
+from baselines.population import Population
+from baselines.ppo import make_train
+from baselines.training_env import union_and_tables
+
+
+class FusedPopulation(Population):
+    """Members x seeds of one program on one vmapped axis (row `m * num_seeds + i`: member m, seed i);
+    each row computes with its member's data (`member_data`), each member initialises from its own
+    config (the state its run alone would start from)."""
+
+    def __init__(self, members: Sequence[Population], devices: Sequence[Any] | None = None):
+        self.members = list(members)
+        worlds = [m.config.train_worlds for m in members]
+        if len(set(worlds)) > 1:  # one pool of every member's worlds; each draws from its own
+            pool, tables = union_and_tables(worlds)
+            super().__init__(make_train(members[0].config, member_worlds=pool), devices)
+        else:
+            tables = [{} for _ in members]
+            super().__init__(members[0].train, devices)
+        self.rows = len(members) * self.config.num_seeds
+        data = [
+            {**member_data(m.config, m.train.train_params, m.train.env), **table}
+            for m, table in zip(members, tables, strict=True)
+            for _ in range(self.config.num_seeds)
+        ]
+        scalars = {k: np.stack([d[k] for d in data]) for k in data[0] if k != "env_params"}
+        host_rows = {**scalars, "env_params": hivex_jax.stack_params([d["env_params"] for d in data])}
+        # on the devices of every process, sharded as the state's rows (each process places its shards)
+        by_rows = NamedSharding(self.mesh, P("pop") if self.shard_axis == "seeds" else P())
+        self.member_rows = jax.tree.map(lambda x: _place(np.asarray(x), by_rows), host_rows)
+        self._chunk = jax.jit(self._vmapped_chunk)
+        self._member_state = jax.jit(self._member_rows_of, static_argnums=1)
+
+    def _vmapped_chunk(self, state: Any, member_rows: Any = None) -> tuple[Any, dict]:  # type: ignore[override]
+        state, metrics = jax.vmap(self.train.update_chunk)(state, member_rows)
+        return jax.lax.with_sharding_constraint(state, self.shardings(state)), metrics
+
+    def init(self, seed: int | None = None) -> Any:
+        """Every member's initial state (the rows its own `Population.init` gives), stacked member-major
+        and placed as `Population.init` places a population: each process initialises only the rows its
+        devices hold, one by one (not under vmap: see `Population.init`)."""
+        abstract = self.abstract_state()
+        leaves, treedef = jax.tree.flatten(abstract)
+        needed: set[int] = set()
+        for leaf in leaves:
+            for index in leaf.sharding.addressable_devices_indices_map(leaf.shape).values():
+                needed.update(range(self.rows)[index[0] if index else slice(None)])
+        fulls = [np.zeros(leaf.shape, leaf.dtype) for leaf in leaves]  # rows held elsewhere stay zeros
+        for row in sorted(needed):
+            member = self.members[row // self.config.num_seeds]
+            key = member.seed_keys(member.config.seed if seed is None else seed)[row % self.config.num_seeds]
+            for full, value in zip(
+                fulls, jax.tree.leaves(jax.device_get(member._init_one(key))), strict=True
+            ):
+                full[row] = value
+        return jax.tree.unflatten(
+            treedef, [_place(f, leaf.sharding) for f, leaf in zip(fulls, leaves, strict=True)]
+        )
+
+    def place(self, host_state: Any) -> Any:
+        """A population state held whole as numpy on every process (e.g. restored and gathered), placed
+        on the devices with the population's shardings."""
+        return jax.tree.map(lambda x, a: _place(np.asarray(x), a.sharding), host_state, self.abstract_state())
+
+    def abstract_state(self) -> Any:
+        # a member's own init: the program's trainer may reset only with member worlds (same shapes)
+        one = jax.eval_shape(self.members[0].train.init, jax.random.PRNGKey(self.config.seed))
+        shapes = jax.tree.map(lambda s: jax.ShapeDtypeStruct((self.rows, *s.shape), s.dtype), one)
+        return jax.tree.map(
+            lambda s, sh: jax.ShapeDtypeStruct(s.shape, s.dtype, sharding=sh), shapes, self.shardings(shapes)
+        )
+
+    def compile(self, state: Any) -> float:
+        start = time.perf_counter()
+        self.compiled = self._chunk.lower(state, self.member_rows).compile()
+        self.compile_s = time.perf_counter() - start
+        return self.compile_s
+
+    def chunk(self, state: Any) -> tuple[Any, dict[str, np.ndarray]]:
+        if self.compiled is None:
+            self.compile(state)
+        state, metrics = self.compiled(state, self.member_rows)
+        return state, fetch(metrics)
+
+    def member_slice(self, tree: Any, m: int) -> Any:
+        """Member m's rows `[num_seeds, ...]` of a host pytree (numpy metrics)."""
+        s = self.config.num_seeds
+        return jax.tree.map(lambda x: x[m * s : (m + 1) * s], tree)
+
+    def member_state(self, state: Any, m: int) -> Any:
+        """Member m's rows of the population state, on the devices as its own run holds them (what its
+        checkpoint, evaluation and files read; with several processes every process must call it)."""
+        return self._member_state(state, m)
+
+    def _member_rows_of(self, state: Any, m: int) -> Any:
+        rows = self.member_slice(state, m)
+        return jax.lax.with_sharding_constraint(rows, self.shardings(rows))
+
+
+def _place(full: np.ndarray, sharding: Any) -> jax.Array:
+    """`full` (the same on every process) as a global array: each process places its own shards."""
+    return jax.make_array_from_callback(full.shape, sharding, lambda index: full[index])
