@@ -32,6 +32,10 @@ if "HIVEX_JAX_CACHE_DIR" not in os.environ:  # the first process of the session 
 os.environ.setdefault("JAX_COMPILATION_CACHE_MAX_SIZE", str(32 * 2**30))
 
 import jax  # noqa: E402  (after the environment above; importing jax starts no backend)
+import pytest  # noqa: E402
+
+#: XLA's older CPU fusion emitters, for the default selection (`pytest_configure`)
+OLDER_EMITTERS = "--xla_cpu_use_fusion_emitters=false"
 
 if os.environ["HIVEX_JAX_CACHE_DIR"] and not jax.config.jax_compilation_cache_dir:
     jax.config.update("jax_compilation_cache_dir", os.environ["HIVEX_JAX_CACHE_DIR"])
@@ -51,16 +55,47 @@ def pytest_configure(config):
         flags = f"{flags} --xla_backend_optimization_level={0 if default_selection else 1}".strip()
     # XLA's MLIR fusion emitters spend most of the compile time of these tiny programs: the older
     # emitters compile the default selection with 40-60% less CPU (192 s -> 75 s for six env files, 102 s
-    # -> 58 s for three trainer files, every test passing, golden rollouts included). Slow trainings
-    # keep XLA's default code. XLA aborts on a flag it does not know: a newer jaxlib may drop it.
-    emitters = "--xla_cpu_use_fusion_emitters=false"
+    # -> 58 s for three trainer files, golden rollouts passing). Two programs that XLA's default code
+    # makes bit-identical may differ by float32 ulps there: such tests are marked `xla_default_code`
+    # (below). Slow trainings keep XLA's default code. XLA aborts on a flag it does not know (a newer
+    # jaxlib may drop it): a probe process says whether this one does.
     if (
         default_selection
         and "xla_cpu_use_fusion_emitters" not in flags
-        and _xla_accepts(f"{flags} {emitters}")
+        and _xla_accepts(f"{flags} {OLDER_EMITTERS}")
     ):
-        flags = f"{flags} {emitters}"
+        flags = f"{flags} {OLDER_EMITTERS}"
     os.environ["XLA_FLAGS"] = flags
+    config.addinivalue_line(
+        "markers",
+        "xla_default_code: asserts two programs agree bit for bit, as XLA's default code does (not the "
+        "older emitters'); under the older emitters the test runs in a child pytest with XLA's default",
+    )
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem):
+    """A test marked `xla_default_code` runs in a child pytest with XLA's default fusion emitters when
+    this session compiles with the older ones: e.g. a fused one-member program and its alone run, or a
+    served (vmapped) reset and an in-process one, are bit-identical with the default emitters only."""
+    flags = os.environ.get("XLA_FLAGS", "")
+    if pyfuncitem.get_closest_marker("xla_default_code") is None or OLDER_EMITTERS not in flags:
+        return None
+    default = flags.replace(OLDER_EMITTERS, "--xla_cpu_use_fusion_emitters=true")
+    command = [sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider", pyfuncitem.nodeid]
+    child = subprocess.run(
+        command,
+        env={**os.environ, "XLA_FLAGS": default},
+        cwd=pyfuncitem.config.rootpath,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    if child.returncode != 0:
+        pytest.fail(
+            f"with XLA's default emitters:\n{child.stdout[-6000:]}{child.stderr[-2000:]}", pytrace=False
+        )
+    return True
 
 
 def _xla_accepts(flags: str) -> bool:

@@ -78,6 +78,7 @@ def sweep(tmp_path_factory):
     return root / "s", alone
 
 
+@pytest.mark.xla_default_code  # bit for bit with XLA's default emitters (tests/conftest.py)
 def test_one_member_program_is_the_alone_run_bit_for_bit(tmp_path):
     config = from_dict({**BASE, **ODD})
     run_training(config, tmp_path / "alone", progress=False, log=lambda *a: None)
