@@ -17,7 +17,7 @@ from jax.sharding import PartitionSpec as P
 import hivex_jax
 from baselines.distributed import fetch
 from baselines.member import member_data
-from baselines.population import Population
+from baselines.population import Population, place_global
 from baselines.ppo import make_train
 from baselines.training_env import union_and_tables
 
@@ -46,7 +46,7 @@ class FusedPopulation(Population):
         host_rows = {**scalars, "env_params": hivex_jax.stack_params([d["env_params"] for d in data])}
         # on the devices of every process, sharded as the state's rows (each process places its shards)
         by_rows = NamedSharding(self.mesh, P("pop") if self.shard_axis == "seeds" else P())
-        self.member_rows = jax.tree.map(lambda x: _place(np.asarray(x), by_rows), host_rows)
+        self.member_rows = jax.tree.map(lambda x: place_global(np.asarray(x), by_rows), host_rows)
         self._chunk = jax.jit(self._vmapped_chunk)
         self._member_state = jax.jit(self._member_rows_of, static_argnums=1)
 
@@ -58,28 +58,20 @@ class FusedPopulation(Population):
         """Every member's initial state (the rows its own `Population.init` gives), stacked member-major
         and placed as `Population.init` places a population: each process initialises only the rows its
         devices hold, one by one (not under vmap: see `Population.init`)."""
-        abstract = self.abstract_state()
-        leaves, treedef = jax.tree.flatten(abstract)
-        needed: set[int] = set()
-        for leaf in leaves:
-            for index in leaf.sharding.addressable_devices_indices_map(leaf.shape).values():
-                needed.update(range(self.rows)[index[0] if index else slice(None)])
-        fulls = [np.zeros(leaf.shape, leaf.dtype) for leaf in leaves]  # rows held elsewhere stay zeros
-        for row in sorted(needed):
-            member = self.members[row // self.config.num_seeds]
-            key = member.seed_keys(member.config.seed if seed is None else seed)[row % self.config.num_seeds]
-            for full, value in zip(
-                fulls, jax.tree.leaves(jax.device_get(member._init_one(key))), strict=True
-            ):
-                full[row] = value
-        return jax.tree.unflatten(
-            treedef, [_place(f, leaf.sharding) for f, leaf in zip(fulls, leaves, strict=True)]
-        )
+        s = self.config.num_seeds
+
+        def init_row(row: int) -> Any:
+            member = self.members[row // s]
+            return member._init_one(member.seed_keys(member.config.seed if seed is None else seed)[row % s])
+
+        return self.place_rows(init_row)
 
     def place(self, host_state: Any) -> Any:
         """A population state held whole as numpy on every process (e.g. restored and gathered), placed
         on the devices with the population's shardings."""
-        return jax.tree.map(lambda x, a: _place(np.asarray(x), a.sharding), host_state, self.abstract_state())
+        return jax.tree.map(
+            lambda x, a: place_global(np.asarray(x), a.sharding), host_state, self.abstract_state()
+        )
 
     def abstract_state(self) -> Any:
         # a member's own init: the program's trainer may reset only with member worlds (same shapes)
@@ -114,8 +106,3 @@ class FusedPopulation(Population):
     def _member_rows_of(self, state: Any, m: int) -> Any:
         rows = self.member_slice(state, m)
         return jax.lax.with_sharding_constraint(rows, self.shardings(rows))
-
-
-def _place(full: np.ndarray, sharding: Any) -> jax.Array:
-    """`full` (the same on every process) as a global array: each process places its own shards."""
-    return jax.make_array_from_callback(full.shape, sharding, lambda index: full[index])

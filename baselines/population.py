@@ -85,21 +85,24 @@ class Population:
         `vmap`: flax's orthogonal init is a QR decomposition, and batched LAPACK calls can deadlock
         jaxlib 0.10 on 2-core CPUs.
         """
-        seed = self.config.seed if seed is None else seed
-        keys = self.seed_keys(seed)
-        abstract = self.abstract_state()
-        leaves, treedef = jax.tree.flatten(abstract)
+        keys = self.seed_keys(self.config.seed if seed is None else seed)
+        return self.place_rows(lambda i: self._init_one(keys[i]))
+
+    def place_rows(self, init_row: Any) -> Any:
+        """The population state from `init_row(i)` (row i's state, one seed's shapes), placed with the
+        population's shardings: each process computes only the rows its devices hold."""
+        leaves, treedef = jax.tree.flatten(self.abstract_state())
         needed: set[int] = set()
         for leaf in leaves:
             for index in leaf.sharding.addressable_devices_indices_map(leaf.shape).values():
-                needed.update(range(self.config.num_seeds)[index[0] if index else slice(None)])
-        host = {i: jax.tree.leaves(jax.device_get(self._init_one(keys[i]))) for i in sorted(needed)}
+                needed.update(range(leaf.shape[0])[index[0] if index else slice(None)])
+        host = {i: jax.tree.leaves(jax.device_get(init_row(i))) for i in sorted(needed)}
         placed = []
         for j, leaf in enumerate(leaves):
-            full = np.zeros(leaf.shape, leaf.dtype)  # seeds no local device holds stay unread zeros
-            for i, seed_leaves in host.items():
-                full[i] = seed_leaves[j]
-            placed.append(jax.make_array_from_callback(leaf.shape, leaf.sharding, lambda idx, a=full: a[idx]))
+            full = np.zeros(leaf.shape, leaf.dtype)  # rows no local device holds stay unread zeros
+            for i, row_leaves in host.items():
+                full[i] = row_leaves[j]
+            placed.append(place_global(full, leaf.sharding))
         return jax.tree.unflatten(treedef, placed)
 
     def abstract_state(self) -> Any:
@@ -130,6 +133,11 @@ class Population:
             self.compile(state)
         state, metrics = self.compiled(state)
         return state, fetch(metrics)
+
+
+def place_global(full: np.ndarray, sharding: Any) -> jax.Array:
+    """`full` (the same on every process) as a global array: each process places its own shards."""
+    return jax.make_array_from_callback(full.shape, sharding, lambda index: full[index])
 
 
 # ------------------------------------------------------------------------------------------ cache
