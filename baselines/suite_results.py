@@ -1,4 +1,4 @@
-"""The whole suite's learning results (issue 16): every env x {IPPO, MAPPO}, trained with its shipped
+"""The whole suite's learning results (issues 16 and 32): every env x {IPPO, MAPPO}, trained with its shipped
 config, evaluated on held-out worlds 6000-6031, as one table in docs/training.md.
 
 The commands of `scripts/suite_results.py` (its docstring says how to run them): `run` trains each cell
@@ -52,8 +52,8 @@ def study_cell(
     )
 
 
-def main(argv: list[str] | None = None) -> None:
-    """Dispatch `run` / `record` / `table`."""
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line: a command, options and (`run`) key=value overrides, before or after the options."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("command", choices=("run", "record", "table"))
     parser.add_argument("--cells", default=None, help="ALGO:ENV,... (default: every cell)")
@@ -64,7 +64,13 @@ def main(argv: list[str] | None = None) -> None:
         "--allow-fewer", action="store_true", help="table --write: even if cells the page shows would vanish"
     )
     parser.add_argument("overrides", nargs="*", help="run: key=value overrides for every cell")
-    args = parser.parse_args(argv)
+    # intermixed: overrides may come before or after the options (`run --cells ippo:wfc num_seeds=5`)
+    return parser.parse_intermixed_args(argv)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Dispatch `run` / `record` / `table`."""
+    args = parse_args(argv)
     out_dir = Path(args.out_dir)
     try:
         if args.command == "run":

@@ -1,9 +1,13 @@
-"""The whole suite's learning results (issue 16) as one table: every env x {IPPO, MAPPO}, trained with its
-shipped config into `OUT_DIR/<algo>_<env>/` (`scripts/suite_results.py run`) and evaluated on held-out
-worlds 6000-6031. Per cell and policy (greedy, stochastic): the held-out return (mean over worlds, then
-mean +- 95 % CI over seeds, Student t), the fraction of the scripted controller's return on the same worlds
-(per seed: seed mean / scripted mean; then mean and 95 % CI over seeds, Student t), the issue's target, env
-steps per seed and the run's wall time (compile + train + final evaluation, from summary.json).
+"""The whole suite's learning results (issues 16 and 32) as one table: every env x {IPPO, MAPPO}, trained
+with its shipped config into `OUT_DIR/<algo>_<env>/` (`scripts/suite_results.py run`) and evaluated on
+held-out worlds 6000-6031. Per cell and policy (greedy, stochastic), one row: the held-out return (mean over
+worlds, then mean +- 95 % CI over seeds, Student t), the fraction of the scripted controller's return on the
+same worlds (per seed: seed mean / scripted mean; then mean and 95 % CI over seeds, Student t), the lowest
+seed's fraction, issue 32's target (`ENVS`) and the cell's extra rule (`EXTRA_RULES`: Drone-Based
+Reforestation every seed >= 0.75, Ocean Plastic Collection at most 0.10 vessel collisions per vessel per
+episode), whether the row meets both ("met"; when not, which part failed), the statistic an extra rule reads
+("notes"), seeds x worlds, env steps per seed and the run's wall time (compile + train + final evaluation,
+from summary.json, which holds no CPU time).
 
 Run folders are machine-local (`runs/` is git-ignored), so the table renders from each cell's committed
 record, `RECORDS_DIR/<algo>_<env>.json` (`cell_record`: what the table shows of the cell, its per-seed means,
@@ -14,6 +18,7 @@ table shows.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,13 +37,46 @@ from hivex_jax.eval.stats import mean_ci95
 
 TEST_WORLDS = "6000:6032"
 MARKER_START, MARKER_END = "<!-- suite-results:start -->", "<!-- suite-results:end -->"
-#: short name -> (config stem, issue 16's target as a fraction of the scripted return)
+#: short name -> (config stem, issue 32's target: the mean over seeds of the fraction of scripted)
 ENVS = {
     "wfc": ("wind_farm_control", 0.92),
     "wrm": ("wildfire_resource_management", 0.95),
-    "dbr": ("drone_based_reforestation", 0.8),
+    "dbr": ("drone_based_reforestation", 0.85),
     "opc": ("ocean_plastic_collection", 0.6),
     "aws": ("aerial_wildfire_suppression", 1.0),
+}
+
+
+@dataclass(frozen=True)
+class ExtraRule:
+    """A cell's condition beyond its target, per row: a value (the lowest seed's fraction of scripted, or a
+    statistic's mean over seeds) at least or at most `bound`."""
+
+    #: how the table names the value ("lowest seed", "collided")
+    label: str
+    bound: float
+    #: the value must be <= bound (else >= bound)
+    at_most: bool = False
+    #: the `stats` entry of eval.json whose mean over seeds (of each seed's mean over worlds) it reads;
+    #: None: the lowest seed's fraction of scripted
+    stat: str | None = None
+
+    def value(self, row: dict[str, Any]) -> float | None:
+        """The value the rule reads from a table row; None when the record does not hold it."""
+        return row["lowest_seed"] if self.stat is None else row["stats"].get(self.stat)
+
+    def holds(self, value: float) -> bool:
+        """Whether `value` meets the rule."""
+        return value <= self.bound if self.at_most else value >= self.bound
+
+    def __str__(self) -> str:
+        return f"{self.label} {'≤' if self.at_most else '≥'} {self.bound:.2f}"
+
+
+#: issue 32's conditions beyond the target (short name -> rule); cells not named have none
+EXTRA_RULES = {
+    "dbr": ExtraRule("lowest seed", 0.75),
+    "opc": ExtraRule("collided", 0.10, at_most=True, stat="vessel_collisions"),
 }
 ALGOS = ("ippo", "mappo")
 #: the committed records of the suite's cells
@@ -75,8 +113,9 @@ def cell_record(algo: str, env: str, run_dir: Path) -> dict[str, Any] | None:
     `summary.json` as is (JAX version, backend, compile/train/eval seconds), the date it was measured
     (`measured_on`: when `summary.json`, else `eval.json`, was written) and of `eval.json` its header (all
     but the policies) and per policy what the table renders: greedy and stochastic the mean return of each
-    seed over the worlds (`seed_means`), scripted the mean over the worlds (`world_mean`), each with its
-    world count and summary."""
+    seed over the worlds (`seed_means`) and of each entry of the worlds' `stats` (`stats_seed_means`:
+    {name: [per seed]}, e.g. Ocean Plastic Collection's `vessel_collisions`, collisions per vessel per
+    episode), scripted the mean over the worlds (`world_mean`), each with its world count and summary."""
     held_path, summary_path = run_dir / "eval.json", run_dir / "summary.json"
     results, summary = read_json(held_path), read_json(summary_path)
     if results is None:
@@ -85,9 +124,16 @@ def cell_record(algo: str, env: str, run_dir: Path) -> dict[str, Any] | None:
     held: dict[str, Any] = {k: v for k, v in results.items() if k != "policies"}
     held["policies"] = {}
     for policy in ("greedy", "stochastic"):
-        per_seed_world = np.array([w["return_per_seed"] for w in policies[policy]["per_world"]]).T
+        per_world = policies[policy]["per_world"]
+        per_seed_world = np.array([w["return_per_seed"] for w in per_world]).T
+        # a statistic every world holds: {name: [per seed]}, each seed's mean over the worlds
+        names = set.intersection(*(set(w.get("stats", {})) for w in per_world)) if per_world else set()
         held["policies"][policy] = {
             "seed_means": per_seed_world.mean(axis=1).tolist(),  # [seeds]
+            "stats_seed_means": {
+                name: np.mean([w["stats"][name] for w in per_world], axis=0, dtype=np.float64).tolist()
+                for name in sorted(names)
+            },
             "num_worlds": int(per_seed_world.shape[1]),
         }
     scripted = [w["return_mean"] for w in policies["scripted"]["per_world"]]
@@ -154,8 +200,10 @@ def load_run_folders(out_dir: str | Path) -> dict[tuple[str, str], dict[str, Any
     return found
 
 
-def record_rows(record: dict[str, Any], target: float) -> list[dict[str, Any]]:
-    """The table rows (greedy, stochastic) of one cell's record."""
+def record_rows(record: dict[str, Any], target: float, rule: ExtraRule | None = None) -> list[dict[str, Any]]:
+    """The table rows (greedy, stochastic) of one cell's record, each with whether it meets `target` (the
+    mean over seeds of the fraction of scripted) and `rule` (`met`: True, False or None, unknown: the record
+    lacks the statistic the rule reads) and, when not, which part failed (`failed`)."""
     held, summary = record["held_out"], record.get("summary", {})
     scripted = float(held["policies"]["scripted"]["world_mean"])
     wall = sum(float(summary.get(k) or 0.0) for k in ("compile_s", "train_s", "eval_s"))
@@ -164,49 +212,81 @@ def record_rows(record: dict[str, Any], target: float) -> list[dict[str, Any]]:
         seed_means = np.asarray(held["policies"][policy]["seed_means"], np.float64)
         ret, ret_ci = mean_ci95(seed_means)
         frac, frac_ci = mean_ci95(seed_means / scripted)
-        rows.append(
-            {
-                "env_id": held["env_id"],
-                "algo": held["algo"],
-                "policy": policy,
-                "return": float(ret),
-                "return_ci95": float(ret_ci),
-                "scripted": scripted,
-                "fraction": float(frac),
-                "fraction_ci95": float(frac_ci),
-                "target": target,
-                "num_seeds": int(len(seed_means)),
-                "num_worlds": int(held["policies"][policy]["num_worlds"]),
-                "env_steps_per_seed": int(held["env_steps_per_seed"]),
-                "wall_s": wall,
-                "backend": summary.get("backend", "?"),
-                "jax_version": summary.get("jax_version", "?"),
-            }
-        )
+        # records made before stats_seed_means was kept: no statistic, so a rule reading one is unknown
+        stats = held["policies"][policy].get("stats_seed_means", {})
+        row = {
+            "env_id": held["env_id"],
+            "algo": held["algo"],
+            "policy": policy,
+            "return": float(ret),
+            "return_ci95": float(ret_ci),
+            "scripted": scripted,
+            "fraction": float(frac),
+            "fraction_ci95": float(frac_ci),
+            "lowest_seed": float(np.min(seed_means / scripted)),
+            "stats": {name: float(np.mean(per_seed)) for name, per_seed in stats.items()},
+            "target": target,
+            "num_seeds": int(len(seed_means)),
+            "num_worlds": int(held["policies"][policy]["num_worlds"]),
+            "env_steps_per_seed": int(held["env_steps_per_seed"]),
+            "wall_s": wall,
+            "backend": summary.get("backend", "?"),
+            "jax_version": summary.get("jax_version", "?"),
+        }
+        rows.append({**row, **verdict(row, target, rule)})
     return rows
 
 
+def verdict(row: dict[str, Any], target: float, rule: ExtraRule | None) -> dict[str, Any]:
+    """Whether a row meets its target and extra rule: `met` (True, False, or None: the rule's value is not
+    recorded and the target is met) and `failed`, the parts that did not hold ("mean", "lowest seed 0.71",
+    "collided ?"); plus the rule's value (`rule_value`, None without a rule or value)."""
+    failed = [] if row["fraction"] >= target else ["mean"]
+    value = rule.value(row) if rule else None
+    unknown = rule is not None and value is None
+    if unknown:
+        failed.append(f"{rule.label} ?")
+    elif rule and not rule.holds(value):
+        failed.append(f"{rule.label} {value:.2f}")
+    met = None if unknown and len(failed) == 1 else not failed
+    return {"met": met, "failed": failed, "rule_value": value}
+
+
+def met_text(row: dict[str, Any]) -> str:
+    """A row's "met" cell: "yes", "?" (with the unknown part) or "no (the parts that failed)"."""
+    if row["met"]:
+        return "yes"
+    return f"{'?' if row['met'] is None else 'no'} ({'; '.join(row['failed'])})"
+
+
 def table(records: dict[tuple[str, str], dict[str, Any]]) -> str:
-    """The Markdown table of the cells' records (`{(algo, env): record}`)."""
+    """The Markdown table of the cells' records (`{(algo, env): record}`): per cell a greedy and a
+    stochastic row (columns: the module docstring's), then the cells not run yet."""
     lines = [
-        "| env | algo | policy | held-out return | scripted | fraction of scripted (95 % CI) | target "
-        "| met | seeds x worlds | env steps per seed | wall s (run) |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| env | algo | policy | held-out return | scripted | fraction of scripted (95 % CI) | lowest seed "
+        "| target | met | notes | seeds x worlds | env steps per seed | wall s (run) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     missing = []
     for env, (_stem, target) in ENVS.items():
+        rule = EXTRA_RULES.get(env)
         for algo in ALGOS:
             if (algo, env) not in records:
                 missing.append(f"{algo}:{env}")
                 continue
-            for r in record_rows(records[(algo, env)], target):
-                met = "yes" if r["fraction"] >= target else "no"
+            for r in record_rows(records[(algo, env)], target, rule):
+                wanted = f"{target:g}" + (f", {rule}" if rule else "")
+                notes = ""  # the statistic a rule reads (the lowest seed has its own column)
+                if rule and rule.stat:
+                    value = r["rule_value"]
+                    notes = f"{rule.label} {'?' if value is None else f'{value:.2f}'}"
                 lines.append(
                     f"| {r['env_id']} | {r['algo'].upper()} | {r['policy']} | {r['return']:.1f} ± "
                     f"{r['return_ci95']:.1f} | {r['scripted']:.1f} | "
-                    f"{r['fraction']:.2f} ± {r['fraction_ci95']:.2f} | {target:g} | {met} | "
-                    f"{r['num_seeds']} x {r['num_worlds']} | {r['env_steps_per_seed']:,} | "
-                    f"{r['wall_s']:.0f} ({r['backend']}, jax {r['jax_version']}) |"
+                    f"{r['fraction']:.2f} ± {r['fraction_ci95']:.2f} | {r['lowest_seed']:.2f} | {wanted} | "
+                    f"{met_text(r)} | {notes} | {r['num_seeds']} x {r['num_worlds']} | "
+                    f"{r['env_steps_per_seed']:,} | {r['wall_s']:.0f} ({r['backend']}, "
+                    f"jax {r['jax_version']}) |"
                 )
     if missing:
         lines.append("")

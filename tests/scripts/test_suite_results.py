@@ -225,3 +225,99 @@ def test_run_records_each_cell_as_it_finishes(suite, tmp_path):
     assert suite.measured_cells(suite.table(suite.load_records(tmp_path / "records"))) == [
         "MAPPO OceanPlasticCollection-v0"
     ]
+
+
+def _record(env: str, greedy: list[float], stochastic: list[float], scripted: float, stats=None) -> dict:
+    """A hand-made record of a cell: per-seed mean returns of each policy and, unless `stats` is None (a
+    record written before `stats_seed_means` was kept), the policies' {stat: [per seed]}."""
+    policies = {"scripted": {"world_mean": scripted, "num_worlds": 2}}
+    for policy, seed_means in (("greedy", greedy), ("stochastic", stochastic)):
+        policies[policy] = {"seed_means": seed_means, "num_worlds": 2}
+        if stats is not None:
+            policies[policy]["stats_seed_means"] = stats[policy]
+    held = {"env_id": ENV_IDS[env], "algo": "ippo", "env_steps_per_seed": 10, "policies": policies}
+    return {"held_out": held, "summary": {"compile_s": 1.0, "train_s": 2.0}}
+
+
+def _rows(suite, env: str, record: dict) -> dict[str, dict[str, str]]:
+    """The table's row of each policy of the cell `ippo:<env>` of `record`, as {policy: {column: cell}}."""
+    lines = suite.table({("ippo", env): record}).splitlines()
+    header = [c.strip() for c in lines[0].strip("|").split("|")]
+    cells = [[c.strip() for c in line.strip("|").split("|")] for line in lines[2:] if line.startswith("| ")]
+    return {row[2]: dict(zip(header, row, strict=True)) for row in cells}
+
+
+def test_lowest_seed_is_the_lowest_seed_fraction_of_scripted(suite):
+    # scripted 200; greedy seeds 190, 150, 210 -> fractions .95, .75, 1.05; stochastic 160..200 -> .80
+    record = _record("wfc", [190.0, 150.0, 210.0], [200.0, 160.0, 180.0], 200.0)
+    greedy, stochastic = suite.record_rows(record, target=0.92)
+    assert greedy["lowest_seed"] == pytest.approx(0.75) and stochastic["lowest_seed"] == pytest.approx(0.80)
+    rows = _rows(suite, "wfc", record)
+    assert rows["greedy"]["lowest seed"] == "0.75" and rows["stochastic"]["lowest seed"] == "0.80"
+    # mean .9167 < 0.92 (no extra rule on Wind Farm Control: the mean alone decides)
+    assert rows["greedy"]["met"] == "no (mean)" and rows["greedy"]["notes"] == ""
+
+
+def test_drone_reforestation_needs_every_seed_at_075(suite):
+    # scripted 100. greedy: mean .90 >= .85 and lowest .80 -> met; stochastic: mean .9033 but one seed .71
+    rows = _rows(suite, "dbr", _record("dbr", [90.0, 100.0, 80.0], [100.0, 100.0, 71.0], 100.0))
+    assert rows["greedy"]["met"] == "yes" and rows["greedy"]["target"] == "0.85, lowest seed ≥ 0.75"
+    assert rows["stochastic"]["met"] == "no (lowest seed 0.71)"
+    # issue 32's target is 0.85 (issue 16's was 0.8): mean .83, every seed >= .75 -> the mean fails
+    rows = _rows(suite, "dbr", _record("dbr", [83.0, 83.0, 83.0], [70.0, 90.0, 80.0], 100.0))
+    assert rows["greedy"]["met"] == "no (mean)"
+    assert rows["stochastic"]["met"] == "no (mean; lowest seed 0.70)"
+    # the rule reads no statistic: a record without stats_seed_means is judged all the same
+    assert rows["greedy"]["notes"] == ""
+
+
+def test_ocean_plastic_needs_few_vessel_collisions(suite):
+    stats = {
+        "greedy": {"vessel_collisions": [0.10, 0.06, 0.08], "pebbles_collected": [9.0, 9.0, 9.0]},
+        "stochastic": {"vessel_collisions": [0.40, 0.44, 0.42]},
+    }
+    # scripted 100; both policies at mean .70 >= .6. Collisions per vessel: greedy mean .08, stochastic .42
+    record = _record("opc", [70.0, 70.0, 70.0], [60.0, 70.0, 80.0], 100.0, stats)
+    rows = _rows(suite, "opc", record)
+    assert rows["greedy"]["met"] == "yes" and rows["greedy"]["notes"] == "collided 0.08"
+    assert (
+        rows["stochastic"]["met"] == "no (collided 0.42)" and rows["stochastic"]["notes"] == "collided 0.42"
+    )
+    assert rows["greedy"]["target"] == "0.6, collided ≤ 0.10"
+    # a record written before stats_seed_means was kept: the collisions are unknown, and so is "met"
+    old = _record("opc", [70.0, 70.0, 70.0], [50.0, 50.0, 50.0], 100.0)
+    greedy, stochastic = suite.record_rows(old, 0.6, suite.EXTRA_RULES["opc"])
+    assert greedy["met"] is None and stochastic["met"] is False
+    rows = _rows(suite, "opc", old)
+    assert rows["greedy"]["met"] == "? (collided ?)" and rows["greedy"]["notes"] == "collided ?"
+    assert rows["stochastic"]["met"] == "no (mean; collided ?)"
+
+
+def test_cell_record_keeps_each_stat_per_seed_mean_over_worlds(suite, tmp_path):
+    run = _cell(tmp_path, "ippo_opc", greedy=[[1.0, 2.0], [3.0, 4.0]], scripted=[4.0, 4.0])
+    results = json.loads((run / "eval.json").read_text())
+    # two worlds x two seeds: collisions per vessel [.5, 0] and [.25, .25] -> per seed [.375, .125]
+    for policy in ("greedy", "stochastic"):
+        per_world = results["policies"][policy]["per_world"]
+        per_world[0]["stats"] = {"vessel_collisions": [0.5, 0.0], "pebbles_collected": [2.0, 4.0]}
+        per_world[1]["stats"] = {"vessel_collisions": [0.25, 0.25], "pebbles_collected": [6.0, 8.0]}
+    (run / "eval.json").write_text(json.dumps(results))
+    record = suite.cell_record("ippo", "opc", run)
+    assert record["held_out"]["policies"]["greedy"]["stats_seed_means"] == {
+        "pebbles_collected": [4.0, 6.0],
+        "vessel_collisions": [0.375, 0.125],
+    }
+    assert _rows(suite, "opc", record)["stochastic"]["notes"] == "collided 0.25"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["run", "--cells", "ippo:wfc", "num_seeds=5", "--out-dir", "runs/suite5", "total_steps=9"],
+        ["run", "num_seeds=5", "total_steps=9", "--cells", "ippo:wfc", "--out-dir", "runs/suite5"],
+    ],
+)
+def test_run_takes_overrides_before_or_after_options(argv):
+    args = suite_results.parse_args(argv)
+    assert (args.command, args.cells, args.out_dir) == ("run", "ippo:wfc", "runs/suite5")
+    assert args.overrides == ["num_seeds=5", "total_steps=9"]
