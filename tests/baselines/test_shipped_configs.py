@@ -66,6 +66,9 @@ def test_every_shipped_config_has_its_flat_record():
 ADDED_KEYS = {"train_env_params": {}}
 #: deliberate changes to shipped configs since that record (issue 32: the main job trains on 500-decision
 #: episodes and is scored on 32 held-out worlds), by the configs that inherit them
+NO_TEACHER = {"teacher_coef": 0.0, "teacher_where": "all", "teacher_anneal_updates": 0}
+OPC_CPU = ("ippo_ocean_plastic_collection.yaml", "mappo_ocean_plastic_collection.yaml")
+OPC_GPU = ("ippo_ocean_plastic_collection_gpu.yaml", "probe_ocean_plastic_collection_gpu.yaml")
 WFC_MAIN_JOB = {"train_env_params": {"max_steps": 500}, "test_worlds": "6000:6032", "total_env_steps": 150000}
 CHANGED_SINCE = {
     "ippo_wind_farm_control.yaml": WFC_MAIN_JOB,
@@ -75,6 +78,9 @@ CHANGED_SINCE = {
     "ippo_wind_farm_control_wakes_row4.yaml": {"train_env_params": {"max_steps": 500}},
     "mappo_wind_farm_control_wakes_row4.yaml": {"train_env_params": {"max_steps": 500}},
     "mappo_wind_farm_control_wakes.yaml": {"train_env_params": {"max_steps": 500}},
+    # issue 32: no teacher, and the border curriculum reaches the env's reward half way through training
+    **{name: {**NO_TEACHER, "train_reward_weights_anneal_updates": 245} for name in OPC_CPU},
+    **{name: {**NO_TEACHER, "train_reward_weights_anneal_updates": 50} for name in OPC_GPU},
 }
 
 
@@ -116,3 +122,16 @@ def test_gpu_and_probe_configs_inherit_from_the_config_they_share_with(path):
         assert base == path.name.replace("probe_", "ippo_", 1)
     else:
         assert base == path.name.replace("_gpu", "")
+
+
+@pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.stem)
+def test_no_shipped_config_trains_with_a_crutch(path):
+    # issue 32: no teacher, and a training-only reward re-weighting must reach the env's own weights by half
+    # way through training (a curriculum), so the second half learns the env's reward
+    config = load_config(path)
+    assert config.teacher_coef == 0, f"{path.name} trains with a teacher"
+    if config.train_reward_weights:
+        assert 0 < config.train_reward_weights_anneal_updates <= config.num_updates / 2, (
+            f"{path.name}: train_reward_weights reach the env's weights only at update "
+            f"{config.train_reward_weights_anneal_updates} of {config.num_updates}"
+        )
