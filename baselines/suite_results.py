@@ -15,6 +15,7 @@ from pathlib import Path
 from baselines.study import ROOT, CellDone, CellError, StudyCell, hivex, run_cells, train_args
 from hivex_jax.eval.suite_table import (
     RECORDS_DIR,
+    SUITE_SEEDS,
     TEST_WORLDS,
     cell_config,
     cell_name,
@@ -25,6 +26,9 @@ from hivex_jax.eval.suite_table import (
     table,
     write_between_markers,
 )
+
+#: where `run` trains the cells by default (5 seeds since issue 32; `runs/suite` held the 3-seed cells)
+OUT_DIR = Path("runs/suite5")
 
 
 def _recorded(algo: str, env: str, run_dir: Path, records: str | Path) -> str:
@@ -42,7 +46,7 @@ def study_cell(
     record in `records`."""
     run_dir = out_dir / cell_name(algo, env)
     config = ROOT / "configs" / cell_config(algo, env)
-    settings = [f"test_worlds={TEST_WORLDS}", "gif_frames=0", *overrides]
+    settings = [f"test_worlds={TEST_WORLDS}", f"num_seeds={SUITE_SEEDS}", "gif_frames=0", *overrides]
     log = out_dir / f"{run_dir.name}.log"
     return StudyCell(
         key=f"{algo}:{env}",
@@ -57,7 +61,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("command", choices=("run", "record", "table"))
     parser.add_argument("--cells", default=None, help="ALGO:ENV,... (default: every cell)")
-    parser.add_argument("--out-dir", default="runs/suite")
+    parser.add_argument("--out-dir", default=str(OUT_DIR))
     parser.add_argument("--records", default=str(RECORDS_DIR), help="the cells' records")
     parser.add_argument("--write", default=None, help="table: write between the markers of this page")
     parser.add_argument(

@@ -321,3 +321,15 @@ def test_run_takes_overrides_before_or_after_options(argv):
     args = suite_results.parse_args(argv)
     assert (args.command, args.cells, args.out_dir) == ("run", "ippo:wfc", "runs/suite5")
     assert args.overrides == ["num_seeds=5", "total_steps=9"]
+
+
+def test_run_trains_each_cell_with_the_suite_seeds(tmp_path, monkeypatch):
+    """issue 32: the table is on 5 seeds, so `run` (the one command that regenerates it) passes num_seeds=5
+    to `hivex train`; an explicit override still wins (it comes later on the command line)."""
+    calls = []
+    monkeypatch.setattr(suite_results, "hivex", lambda args, log=None: calls.append(list(args)) or 1.0)
+    suite_results.study_cell("ippo", "wfc", tmp_path, [], tmp_path / "records").train(False)
+    suite_results.study_cell("ippo", "wfc", tmp_path, ["num_seeds=2"], tmp_path / "records").train(False)
+    seeds = [[a for a in call if a.startswith("num_seeds=")] for call in calls]
+    assert seeds == [["num_seeds=5"], ["num_seeds=5", "num_seeds=2"]]
+    assert suite_results.OUT_DIR.name == "suite5"
