@@ -242,9 +242,10 @@ def record_rows(record: dict[str, Any], target: float, rule: ExtraRule | None = 
 
 def verdict(row: dict[str, Any], target: float, rule: ExtraRule | None) -> dict[str, Any]:
     """Whether a row meets its target and extra rule: `met` (True, False, or None: the rule's value is not
-    recorded and the target is met) and `failed`, the parts that did not hold ("mean", "lowest seed 0.71",
-    "collided ?"); plus the rule's value (`rule_value`, None without a rule or value)."""
-    failed = [] if row["fraction"] >= target else ["mean"]
+    recorded and the target is met) and `failed`, the parts that did not hold ("mean 0.949": 3 decimals, as
+    a mean just under its target reads as the target at 2; "lowest seed 0.71"; "collided ?"); plus the
+    rule's value (`rule_value`, None without a rule or value)."""
+    failed = [] if row["fraction"] >= target else [f"mean {row['fraction']:.3f}"]
     value = rule.value(row) if rule else None
     unknown = rule is not None and value is None
     if unknown:
