@@ -343,7 +343,10 @@ def test_an_unknown_key_has_no_kind():
 
 
 def test_the_program_signature_ignores_data_values_but_not_their_switches():
-    config = load_config(DEFAULT_CONFIG.parent / "ippo_ocean_plastic_collection.yaml")
+    # the OPC config with its optional teacher switched on: a config with every kind of switch
+    config = load_config(DEFAULT_CONFIG.parent / "ippo_ocean_plastic_collection.yaml").replace(
+        teacher_coef=1.0, teacher_where="safety", teacher_anneal_updates=400
+    )
     same = program_signature(config)
     for change in (
         {"lr": 3e-4},
