@@ -146,9 +146,10 @@ HIVEX_ENVS: dict[str, HivexEnv] = {
         verdict="no: vessel physics and trash designed",
         why="The vessel physics, the trash map, the pebble count and respawn are designed here (NOT FOUND); "
         "the reference itself calls OPC's return magnitudes not reproducible. HIVEX's PPO had a curiosity "
-        "reward; our config trains with a teacher, an imitation loss towards the scripted controller on "
-        "the decisions where its border or vessel rule fires, annealed to 0 before the end of training "
-        "(docs/envs/ocean_plastic_collection.md).",
+        "reward; ours is pure RL with a border-penalty curriculum that reaches the env's reward half way "
+        "through training (docs/envs/ocean_plastic_collection.md), except the task 1 cell: trained on "
+        "2026-12-01 with the config of that day, which added a teacher (an imitation loss towards the "
+        "scripted controller on the decisions where its border or vessel rule fires), to be retrained.",
         stat_map={
             "Environment/Episode Length": "episode_length",
             "OceanPlasticCollector/Global Reward": "global_reward",
