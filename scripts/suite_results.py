@@ -1,4 +1,4 @@
-"""The whole suite's learning results (issue 16): every env x {IPPO, MAPPO}, trained with its shipped
+"""The whole suite's learning results (issues 16 and 32): every env x {IPPO, MAPPO}, trained with its shipped
 config, evaluated on held-out worlds 6000-6031, as one table in docs/training.md.
 
     python scripts/suite_results.py run    [--cells SPEC] [--out-dir runs/suite5]

@@ -325,7 +325,8 @@ def test_run_takes_overrides_before_or_after_options(argv):
 
 def test_run_trains_each_cell_with_the_suite_seeds(tmp_path, monkeypatch):
     """issue 32: the table is on 5 seeds, so `run` (the one command that regenerates it) passes num_seeds=5
-    to `hivex train`; an explicit override still wins (it comes later on the command line)."""
+    to `hivex train`; an explicit override comes after it on the command line (where `hivex train` takes the
+    last value of a key)."""
     calls = []
     monkeypatch.setattr(suite_results, "hivex", lambda args, log=None: calls.append(list(args)) or 1.0)
     suite_results.study_cell("ippo", "wfc", tmp_path, [], tmp_path / "records").train(False)
