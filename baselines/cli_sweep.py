@@ -2,11 +2,11 @@
 
 A rerun of the same sweep (same --name and --out-dir) skips the combinations that finished (their
 eval.json is read back) and resumes those stopped midway from their latest checkpoint; a rerun whose
-config differs from a combination's saved one (beyond `RERUN_FREE_KEYS`) is refused before anything
-runs. With several processes (`--coordinator ...`, docs/distributed.md) every population (a fused
-program's members x seeds, or a combination run alone) is sharded over the devices of all processes and
-the programs run one after another, so each process takes part in every run and process 0 writes the
-members' folders and the summary."""
+config differs from a combination's saved one (beyond `baselines.config_env.RERUN_FREE_KEYS`) is refused
+before anything runs. With several processes (`--coordinator ...`, docs/distributed.md) every population
+(a fused program's members x seeds, or a combination run alone) is sharded over the devices of all
+processes and the programs run one after another, so each process takes part in every run and process 0
+writes the members' folders and the summary."""
 
 from __future__ import annotations
 
@@ -264,36 +264,21 @@ def split_grid_values(values: str) -> list[str]:
     return [*parts, values[start:]]
 
 
-#: keys a rerun of a sweep may change without changing a combination's training or results
-#: keys a rerun may change: outputs, and `pregenerate_worlds` (the same episodes either way; a fused
-#: program of members whose pools differ generates worlds at reset, `baselines.fused_plan.plan_sweep`)
-RERUN_FREE_KEYS = frozenset(
-    {"name", "out_dir", "checkpoint_every", "gif_stride", "gif_frames", "pregenerate_worlds"}
-)
-
-
 def _check_same_config(run_dir: Path, config: Any) -> None:
     """Refuse (one line) to reuse or continue a combination's folder that was trained with another config:
     a rerun with, say, more seeds or env steps would otherwise tabulate the old runs as the new study."""
-    saved_file = run_dir / "config.yaml"
-    if not saved_file.is_file():
-        return
-    from baselines.config import fit_saved_config
+    from baselines.config_env import saved_config_changes
+    from baselines.config_values import ConfigError
 
     try:
-        saved = fit_saved_config(load_config(saved_file)).to_dict()
-    except Exception as exc:  # a folder from another version: say so rather than mix it in
-        raise UserError(
-            f"{run_dir} holds a run this version cannot read ({one_line(exc)}); use another --name"
-        ) from exc
-    now = config.to_dict()
-    changed = [k for k in now if k not in RERUN_FREE_KEYS and saved.get(k) != now[k]]
+        changed = saved_config_changes(run_dir, config)
+    except ConfigError as exc:
+        raise UserError(f"{exc}; use another --name") from exc
     if changed:
-        diffs = ", ".join(f"{k} {saved.get(k)!r} -> {now[k]!r}" for k in changed[:4])
         more = f" and {len(changed) - 4} more" if len(changed) > 4 else ""
         raise UserError(
-            f"{run_dir} was trained with another config ({diffs}{more}); a sweep rerun reuses its "
-            "finished combinations, so use another --name (or --out-dir) for a new study"
+            f"{run_dir} was trained with another config ({', '.join(changed[:4])}{more}); a sweep rerun "
+            "reuses its finished combinations, so use another --name (or --out-dir) for a new study"
         )
 
 

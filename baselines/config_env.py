@@ -5,6 +5,7 @@ reward terms and scripted controller they use; the pregenerated world pool fits 
 from __future__ import annotations
 
 import difflib
+from pathlib import Path
 from typing import Any
 
 from baselines.config_schema import PPOConfig
@@ -144,3 +145,32 @@ def fit_saved_config(config: PPOConfig) -> PPOConfig:
     if "visual" in env.observation_space(env_params).spaces:
         return config
     return config.replace(cnn_channels=[])
+
+
+#: keys a run folder's saved config may differ in from a rerun's without changing its training or results:
+#: outputs, and `pregenerate_worlds` (the same episodes either way; a fused program of members whose pools
+#: differ generates worlds at reset, `baselines.fused_plan.plan_sweep`)
+RERUN_FREE_KEYS = frozenset(
+    {"name", "out_dir", "checkpoint_every", "gif_stride", "gif_frames", "pregenerate_worlds"}
+)
+
+
+def saved_config_changes(run_dir: str | Path, config: PPOConfig) -> list[str]:
+    """`"key saved -> now"` for each key (beyond `RERUN_FREE_KEYS`) in which the config a run folder was
+    trained with (its config.yaml) differs from `config`; [] when it has none. A `ConfigError` if this
+    version cannot read it."""
+    from baselines.config import load_config
+
+    saved_file = Path(run_dir) / "config.yaml"
+    if not saved_file.is_file():
+        return []
+    try:
+        saved = fit_saved_config(load_config(saved_file)).to_dict()
+    except Exception as exc:  # a folder from another version: say so rather than mix it in
+        raise ConfigError(f"{run_dir} holds a run this version cannot read ({one_line(exc)})") from exc
+    now = config.to_dict()
+    return [
+        f"{k} {saved.get(k)!r} -> {now[k]!r}"
+        for k in now
+        if k not in RERUN_FREE_KEYS and saved.get(k) != now[k]
+    ]

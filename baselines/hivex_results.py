@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 
 from baselines.study import ROOT, CellDone, CellError, StudyCell, hivex, run_cells, train_args
@@ -106,6 +107,43 @@ def cell_summary(run_dir: Path) -> str:
     return "; ".join(parts)
 
 
+def stale_changes(cell: Cell, run_dir: Path, overrides: list[str]) -> list[str]:
+    """How the config a cell's run folder was trained with differs from the one it would train with now
+    (`"key saved -> now"`; [] for a fresh or current folder)."""
+    from baselines.config import load_config
+    from baselines.config_env import saved_config_changes
+
+    now = load_config(ROOT / "configs" / cell.config, train_settings(cell, overrides))
+    return saved_config_changes(run_dir, now)
+
+
+def supersede(run_dir: Path) -> Path:
+    """Move a stale run folder aside, to `<env folder>/superseded/<cell folder>-<UTC time>` (nothing is
+    deleted); its new place."""
+    target = (
+        run_dir.parent / "superseded" / f"{run_dir.name}-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}"
+    )
+    target.parent.mkdir(parents=True, exist_ok=True)
+    run_dir.rename(target)
+    return target
+
+
+def check_stale(cells: list[Cell], out_dir: str | Path, overrides: list[str], retrain: bool) -> None:
+    """Say, one line each, which cells' run folders were trained with another config than the cell's
+    shipped one now: a finished one is kept (its record states its budget) unless `retrain`; an unfinished
+    one, or any with `retrain`, is moved aside (`supersede`) and trained afresh."""
+    for cell in cells:
+        run_dir = cell.path(out_dir)
+        changed = stale_changes(cell, run_dir, overrides)
+        if not changed:
+            continue
+        what = ", ".join(changed[:3]) + (f" and {len(changed) - 3} more" if len(changed) > 3 else "")
+        if retrain or not (run_dir / "eval.json").is_file():
+            print(f"{cell.label()}: trained with another config ({what}); moved to {supersede(run_dir)}")
+        else:
+            print(f"{cell.label()}: kept, trained with another config ({what}); --retrain-stale retrains it")
+
+
 def run_main(args: argparse.Namespace) -> int:
     """`run`: every requested cell, one progress line each, its record written as soon as it is done;
     failures are listed at the end."""
@@ -115,6 +153,7 @@ def run_main(args: argparse.Namespace) -> int:
     bad = [o for o in args.overrides if "=" not in o]
     if bad:
         raise SystemExit(f"overrides must be key=value; got {bad}")
+    check_stale(cells, args.out_dir, args.overrides, args.retrain_stale)
     study = [study_cell(c, args.out_dir, args.agent_steps_scale, args.overrides, args.records) for c in cells]
     steps = {c.label(): hivex_agent_steps(c.env_id, args.agent_steps_scale)[0] for c in cells}
 
@@ -190,6 +229,12 @@ def main(argv: list[str] | None = None) -> int:
         type=float,
         default=1.0,
         help="HIVEX protocol budget as a fraction of HIVEX's test-run agent steps (default 1)",
+    )
+    run.add_argument(
+        "--retrain-stale",
+        action="store_true",
+        help="retrain finished cells whose run folder was trained with another config than the shipped one "
+        "now (the old folder is moved under <env folder>/superseded/; default: keep them and say so)",
     )
     run.add_argument("overrides", nargs="*", metavar="key=value", help="training config overrides")
     record = sub.add_parser("record", help="write the records of run folders made before")

@@ -231,3 +231,40 @@ def test_run_records_each_cell_as_it_finishes(tmp_path):
     assert results_page.measured_cells(results_page.render_page(_from_records(records), "cmd")) == [cell]
     again = study.run_cell(study_cell)
     assert (again.train, again.evaluate, again.recorded) == ("kept", "kept", f"record {path} unchanged")
+
+
+def test_run_says_which_cells_were_trained_with_another_config_and_retrains_them_on_request(tmp_path, capsys):
+    """A cell folder whose config.yaml differs from the cell's shipped config now is named with the key
+    that changed; a finished one is kept unless --retrain-stale, an unfinished one (or any with it) is moved
+    under superseded/ with its files, and a current folder is left alone without a word."""
+    from baselines.config import load_config
+    from hivex_jax.eval.hivex_cells import train_settings
+
+    runs = tmp_path / "runs"
+    cells = [Cell("DroneBasedReforestation-v0", 0, level) for level in (1, 2, 3)]
+    for cell, steps, finished in zip(cells, (409_600, 819_200, 409_600), (True, True, False), strict=True):
+        config = load_config(hivex_results.ROOT / "configs" / cell.config, train_settings(cell, []))
+        assert config.total_env_steps == 819_200  # the shipped DBR budget this test is written against
+        cell.path(runs).mkdir(parents=True)
+        (cell.path(runs) / "config.yaml").write_text(config.replace(total_env_steps=steps).to_yaml())
+        if finished:
+            (cell.path(runs) / "eval.json").write_text("{}")
+    stale, current, unfinished = cells
+
+    hivex_results.check_stale(cells, runs, [], retrain=False)
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 2
+    assert lines[0].startswith(stale.label() + ": kept") and "total_env_steps 409600 -> 819200" in lines[0]
+    assert "--retrain-stale" in lines[0]
+    assert lines[1].startswith(unfinished.label() + ": trained with another config")
+    assert "moved to" in lines[1]
+    assert (stale.path(runs) / "eval.json").is_file() and (current.path(runs) / "eval.json").is_file()
+    assert not unfinished.path(runs).exists()
+
+    hivex_results.check_stale(cells, runs, [], retrain=True)
+    (line,) = capsys.readouterr().out.splitlines()
+    assert line.startswith(stale.label()) and "moved to" in line
+    assert not stale.path(runs).exists() and (current.path(runs) / "eval.json").is_file()
+    moved = sorted((runs / "DroneBasedReforestation-v0" / "superseded").iterdir())
+    assert [p.name.split("-")[0] for p in moved] == ["task0_level1", "task0_level3"]
+    assert (moved[0] / "eval.json").is_file() and (moved[1] / "config.yaml").is_file()
