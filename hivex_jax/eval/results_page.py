@@ -723,9 +723,10 @@ def render_page(
         "task<t>_level<l>.json` (`task<t>.json` for Ocean Plastic Collection): the numbers this page shows "
         "of the cell, its per-seed means and per-world statistics, and where, when and with what it was "
         "measured. `python scripts/hivex_results.py run [--agent-steps-scale F]` trains and evaluates the "
-        "missing cells and records each as it finishes (it is resumable); `python scripts/hivex_results.py "
-        "record` records run folders trained before. The page is not written when it would show fewer of "
-        "our cells than the page it replaces (`--allow-fewer` overrides).",
+        "missing cells and records each as it finishes (it is resumable; a cell trained with another config "
+        "than its shipped one now is named, and retrained with `--retrain-stale`); `python "
+        "scripts/hivex_results.py record` records run folders trained before. The page is not written "
+        "when it would show fewer of our cells than the page it replaces (`--allow-fewer` overrides).",
         "",
         *([provenance, ""] if provenance else []),
         "What the columns are:",
