@@ -73,14 +73,28 @@ def _recorded(cell: Cell, run_dir: Path, records: str | Path) -> str:
     return f"recorded in {path}" if changed else f"record {path} unchanged"
 
 
+def cell_config(cell: Cell, gpu: bool = False) -> Path:
+    """The shipped config a cell trains with: `configs/<algo>_<env>.yaml`, or with `gpu` its
+    `<algo>_<env>_gpu.yaml` (a `ValueError` naming it if there is none)."""
+    config = ROOT / "configs" / (cell.gpu_config if gpu else cell.config)
+    if not config.is_file():
+        raise ValueError(f"--gpu: {cell.label()} has no GPU config (configs/{config.name})")
+    return config
+
+
 def study_cell(
-    cell: Cell, out_dir: str | Path, scale: float, overrides: list[str], records: str | Path = DEFAULT_RECORDS
+    cell: Cell,
+    out_dir: str | Path,
+    scale: float,
+    overrides: list[str],
+    records: str | Path = DEFAULT_RECORDS,
+    gpu: bool = False,
 ) -> StudyCell:
-    """A results cell of the study: `hivex train` (logged to train.log), then the HIVEX protocol, then its
-    record in `records`."""
+    """A results cell of the study: `hivex train` (logged to train.log) with the cell's shipped config (its
+    GPU config with `gpu`), then the HIVEX protocol, then its record in `records`."""
     run_dir = cell.path(out_dir)
-    config = ROOT / "configs" / cell.config
-    settings = train_settings(cell, overrides)
+    config = cell_config(cell, gpu)
+    settings = train_settings(cell, overrides, gpu)
     return StudyCell(
         key=cell.label(),
         run_dir=run_dir,
@@ -107,13 +121,13 @@ def cell_summary(run_dir: Path) -> str:
     return "; ".join(parts)
 
 
-def stale_changes(cell: Cell, run_dir: Path, overrides: list[str]) -> list[str]:
+def stale_changes(cell: Cell, run_dir: Path, overrides: list[str], gpu: bool = False) -> list[str]:
     """How the config a cell's run folder was trained with differs from the one it would train with now
     (`"key saved -> now"`; [] for a fresh or current folder)."""
     from baselines.config import load_config
     from baselines.config_env import saved_config_changes
 
-    now = load_config(ROOT / "configs" / cell.config, train_settings(cell, overrides))
+    now = load_config(cell_config(cell, gpu), train_settings(cell, overrides, gpu))
     return saved_config_changes(run_dir, now)
 
 
@@ -128,13 +142,15 @@ def supersede(run_dir: Path) -> Path:
     return target
 
 
-def check_stale(cells: list[Cell], out_dir: str | Path, overrides: list[str], retrain: bool) -> None:
+def check_stale(
+    cells: list[Cell], out_dir: str | Path, overrides: list[str], retrain: bool, gpu: bool = False
+) -> None:
     """Say, one line each, which cells' run folders were trained with another config than the cell's
     shipped one now: a finished one is kept (its record states its budget) unless `retrain`; an unfinished
     one, or any with `retrain`, is moved aside (`supersede`) and trained afresh."""
     for cell in cells:
         run_dir = cell.path(out_dir)
-        changed = stale_changes(cell, run_dir, overrides)
+        changed = stale_changes(cell, run_dir, overrides, gpu)
         if not changed:
             continue
         what = ", ".join(changed[:3]) + (f" and {len(changed) - 3} more" if len(changed) > 3 else "")
@@ -153,8 +169,13 @@ def run_main(args: argparse.Namespace) -> int:
     bad = [o for o in args.overrides if "=" not in o]
     if bad:
         raise SystemExit(f"overrides must be key=value; got {bad}")
-    check_stale(cells, args.out_dir, args.overrides, args.retrain_stale)
-    study = [study_cell(c, args.out_dir, args.agent_steps_scale, args.overrides, args.records) for c in cells]
+    for cell in cells:  # every GPU config exists, before anything trains
+        cell_config(cell, args.gpu)
+    check_stale(cells, args.out_dir, args.overrides, args.retrain_stale, args.gpu)
+    study = [
+        study_cell(c, args.out_dir, args.agent_steps_scale, args.overrides, args.records, args.gpu)
+        for c in cells
+    ]
     steps = {c.label(): hivex_agent_steps(c.env_id, args.agent_steps_scale)[0] for c in cells}
 
     def report(i: int, cell: StudyCell, done: CellDone | CellError) -> None:
@@ -229,6 +250,12 @@ def main(argv: list[str] | None = None) -> int:
         type=float,
         default=1.0,
         help="HIVEX protocol budget as a fraction of HIVEX's test-run agent steps (default 1)",
+    )
+    run.add_argument(
+        "--gpu",
+        action="store_true",
+        help="train with the env's GPU config (configs/<algo>_<env>_gpu.yaml) and no early stop: for the "
+        "'GPU budget' cells the page lists",
     )
     run.add_argument(
         "--retrain-stale",

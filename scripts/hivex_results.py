@@ -3,7 +3,8 @@ docs/hivex_results.md from the records.
 
     python scripts/hivex_results.py run [--cells SPEC] [--out-dir runs/hivex_results]
                                         [--records docs/data/results/hivex]
-                                        [--agent-steps-scale F] [--retrain-stale] [key=value ...]
+                                        [--agent-steps-scale F] [--retrain-stale] [--gpu]
+                                        [key=value ...]
     python scripts/hivex_results.py record [--cells SPEC] [--out-dir runs/hivex_results]
                                            [--records docs/data/results/hivex]
     python scripts/hivex_results.py page [--records docs/data/results/hivex] [--out docs/hivex_results.md]
@@ -18,7 +19,10 @@ trained again (one with a checkpoint but no `eval.json` is resumed), one with `e
 evaluated again. A cell folder trained with another config than the cell's shipped one now (a budget
 changed since, say) is named in one line with what differs: kept if finished, unless `--retrain-stale`;
 moved aside to `OUT_DIR/<env id>/superseded/` and trained afresh if not (nothing is deleted).
-`--agent-steps-scale F` runs the HIVEX protocol on F times HIVEX's test-run agent steps
+`--gpu` trains with the env's GPU config instead (`configs/<algo>_<env>_gpu.yaml`,
+`stop_at_test_return=null`: a reference cell trains its whole budget): for the cells the page marks "GPU
+budget" (Aerial Wildfire Suppression tasks 1-8, ~20 min each on the 2-core CPU). `--agent-steps-scale F`
+runs the HIVEX protocol on F times HIVEX's test-run agent steps
 (at least one summary window); the scale is recorded in `eval_hivex.json` and shown on the page. Run folders
 are machine-local (`runs/` is git-ignored): as soon as a cell is trained and evaluated (or kept), `run`
 writes or refreshes its committed record `RECORDS/<env id>/task<t>_level<l>.json` (`task<t>.json` for OPC),

@@ -47,6 +47,9 @@ class HivexEnv:
     stat_notes: dict[str, str] = dataclasses.field(default_factory=dict)
     #: a paragraph under the results table (measured baselines that put a cell's numbers in context)
     notes: str = ""
+    #: the tasks whose cells the reference results train on the 2-core CPU (None: every task); the others
+    #: are "GPU budget" cells, trained with `scripts/hivex_results.py run --gpu` (`GPU_BUDGET`)
+    cpu_tasks: tuple[int, ...] | None = None
 
 
 HIVEX_ENVS: dict[str, HivexEnv] = {
@@ -168,6 +171,9 @@ HIVEX_ENVS: dict[str, HivexEnv] = {
         why="The fire, the terrain, the plane kinematics and the drop footprint are designed here "
         "(NOT FOUND); how big our fires grow sets how much there is to extinguish and prepare. HIVEX's "
         "cameras were possibly blank (no_graphics).",
+        # a cell is ~20 min on the 2-core CPU (3 seeds): task 0's 10 levels are affordable, the other 80
+        # cells (~27 h) are not
+        cpu_tasks=(0,),
         stat_map={
             "Water Drop": "water_drop",
             "Water Pickup": "water_pickup",
@@ -194,6 +200,9 @@ COMMON_WHY = (
 #: the algorithms a cell trains with (`configs/<algo>_<env>.yaml`)
 ALGOS = ("ippo", "mappo")
 
+#: what the results page says of a cell that the 2-core CPU cannot afford and no GPU run has filled
+GPU_BUDGET = "GPU budget"
+
 
 @dataclasses.dataclass(frozen=True, order=True)
 class Cell:
@@ -216,6 +225,18 @@ class Cell:
     def config(self) -> str:
         """The shipped config the cell trains with, under configs/: `<algo>_<env>.yaml`."""
         return self.algo + HIVEX_ENVS[self.env_id].config.removeprefix("ippo")
+
+    @property
+    def gpu_config(self) -> str:
+        """The shipped GPU config of `run --gpu`, under configs/: `<algo>_<env>_gpu.yaml`."""
+        return self.config.removesuffix(".yaml") + "_gpu.yaml"
+
+    @property
+    def gpu_budget(self) -> bool:
+        """Whether the reference results leave this cell to a GPU (its task is not in the env's
+        `cpu_tasks`)."""
+        tasks = HIVEX_ENVS[self.env_id].cpu_tasks
+        return tasks is not None and self.task not in tasks
 
     def path(self, out_dir: str | Path) -> Path:
         """The cell's run folder."""
@@ -356,11 +377,31 @@ def parse_cells(spec: str) -> list[Cell]:
     return list(dict.fromkeys(cells))
 
 
-def train_settings(cell: Cell, overrides: list[str]) -> list[str]:
+def train_settings(cell: Cell, overrides: list[str], gpu: bool = False) -> list[str]:
     """The `hivex train` settings of a fresh cell after its shipped config: task, level, the held-out
-    worlds, no GIF, then `overrides`."""
+    worlds, no GIF, with `gpu` (the GPU config) no early stop at a return (a reference cell trains its whole
+    budget, and the GPU configs' stop is task 0's target), then `overrides`."""
     level = [] if cell.level is None else [f"level={cell.level}"]
-    return [f"task={cell.task}", *level, f"test_worlds={TEST_WORLDS}", "gif_frames=0", *overrides]
+    fixed_budget = ["stop_at_test_return=null"] if gpu else []
+    return [
+        f"task={cell.task}",
+        *level,
+        f"test_worlds={TEST_WORLDS}",
+        "gif_frames=0",
+        *fixed_budget,
+        *overrides,
+    ]
+
+
+def gpu_budget_spec(env_id: str) -> str | None:
+    """The `--cells` spec of an env's GPU-budget cells ("aws:1-8:1-10"), or None when it has none."""
+    tasks = sorted({c.task for c in published_cells(env_id) if c.gpu_budget})
+    if not tasks:
+        return None
+    levels = sorted({c.level for c in published_cells(env_id) if c.gpu_budget and c.level is not None})
+    span = f"{tasks[0]}-{tasks[-1]}" if len(tasks) > 1 else str(tasks[0])
+    level_span = f"{levels[0]}-{levels[-1]}" if levels else "none"
+    return f"{HIVEX_ENVS[env_id].short}:{span}:{level_span}"
 
 
 def hivex_agent_steps(env_id: str, scale: float) -> tuple[int, int, bool]:

@@ -20,10 +20,12 @@ from typing import Any
 
 from hivex_jax.eval.hivex_cells import (
     COMMON_WHY,
+    GPU_BUDGET,
     HIVEX_ENVS,
     Cell,
     cell_of_dirname,
     default_cells,
+    gpu_budget_spec,
     published_cells,
 )
 from hivex_jax.eval.hivex_published import NO_LEVEL, load_published, published_table
@@ -242,11 +244,12 @@ def _both(result: dict[str, Any] | None, policy: str) -> str:
     )
 
 
-def _comparable(env_id: str, result: dict[str, Any] | None) -> str:
-    """The comparable? column of a cell: the env's verdict plus this cell's protocol differences."""
+def _comparable(cell: Cell, result: dict[str, Any] | None) -> str:
+    """The comparable? column of a cell: the env's verdict plus this cell's protocol differences; "not run",
+    or `GPU_BUDGET` for a cell left to a GPU."""
     if result is None:
-        return "not run"
-    notes = [HIVEX_ENVS[env_id].verdict]
+        return GPU_BUDGET if cell.gpu_budget else "not run"
+    notes = [HIVEX_ENVS[cell.env_id].verdict]
     hivex = result.get("hivex")
     if hivex is None:
         notes.append("no HIVEX-protocol run")
@@ -486,7 +489,7 @@ def env_section(
                 f"| {task} {env['task_names'][task]} | {_level_label(env_id, level)} | {_pub(row[level])} "
                 f"| {_pub(best['rows'][task][level])} | {_fmt(_policy_value(result, 'hivex', 'stochastic'))} "
                 f"| {greedy} | {stochastic} | {_both(result, 'scripted')} | {_both(result, 'random')} "
-                f"| {_comparable(env_id, result)} |"
+                f"| {_comparable(cell, result)} |"
             )
     out.append("")
     if info.notes:
@@ -625,8 +628,17 @@ def not_run_lines(results: dict[Cell, dict[str, Any]]) -> list[str]:
     else:
         lines = ["- every default cell has been run"]
     for env_id in HIVEX_ENVS:
-        left = [c for c in published_cells(env_id) if c not in complete]
-        lines.append(f"- {env_id}: " + (_group(left, with_env=False) if left else "all run"))
+        left = [c for c in published_cells(env_id) if c not in complete and not c.gpu_budget]
+        gpu = [c for c in published_cells(env_id) if c not in complete and c.gpu_budget]
+        text = _group(left, with_env=False) if left else ("all run" if not gpu else "")
+        if gpu:
+            text += (
+                ("; " if text else "")
+                + f"{GPU_BUDGET} (`python scripts/hivex_results.py run --gpu --cells "
+                + f"{gpu_budget_spec(env_id)}`): "
+                + _group(gpu, with_env=False)
+            )
+        lines.append(f"- {env_id}: {text}")
     return lines
 
 
@@ -747,7 +759,10 @@ def render_page(
         "protocols (HIVEX protocol first; each plays one run: the protocol's step keys are the same in "
         "every run, so more runs of a policy without parameters would repeat the first).",
         "- Returns are per-agent undiscounted episode returns in every column. `—` = not run (or no such "
-        "policy).",
+        f"policy). {GPU_BUDGET} = a cell the 2-core CPU cannot afford ({_gpu_budget_envs()}); "
+        "`python scripts/hivex_results.py run --gpu` trains "
+        "it with the env's GPU config (`configs/ippo_<env>_gpu.yaml`, no early stop), whose time on a GPU "
+        "is not measured yet.",
         "",
         "## Cells not run",
         "",
@@ -781,9 +796,19 @@ def provenance(records: dict[Cell, dict[str, Any]]) -> str:
     )
 
 
+def _gpu_budget_envs() -> str:
+    """Which cells are left to a GPU, in words: "Aerial Wildfire Suppression tasks 1–8"."""
+    parts = []
+    for env_id, info in HIVEX_ENVS.items():
+        tasks = sorted({c.task for c in published_cells(env_id) if c.gpu_budget})
+        if tasks:
+            parts.append(f"{info.name} task{'s' if len(tasks) > 1 else ''} {_ranges(tasks)}")
+    return ", ".join(parts) or "none"
+
+
 def measured_cells(page: str) -> list[Cell]:
     """The cells a rendered page shows any of our results for, in its order: the rows of each env's
-    results table whose comparable? column is not "not run"."""
+    results table whose comparable? column is not "not run" or `GPU_BUDGET`."""
     found, env_id, in_table = [], None, False
     for line in page.splitlines():
         heading = re.fullmatch(r"## .* \(`(.+)`\)", line)
@@ -797,7 +822,7 @@ def measured_cells(page: str) -> list[Cell]:
             in_table = False
         elif in_table and env_id in HIVEX_ENVS and not line.startswith("|---"):
             columns = [c.strip() for c in line.strip().strip("|").split("|")]
-            if in_table == "ippo" and columns[-1] != "not run":
+            if in_table == "ippo" and columns[-1] not in ("not run", GPU_BUDGET):
                 level = None if columns[1] == "—" else int(columns[1])
                 found.append(Cell(env_id, int(columns[0].split()[0]), level))
             elif in_table == "mappo" and columns[2] != "—":

@@ -155,6 +155,51 @@ def test_not_run_list(results_folder):
     assert f"- {OPC}: task 0; task 1; task 2; task 3" in lines
 
 
+def test_cells_left_to_a_gpu_are_marked_listed_with_their_command_and_not_counted_as_measured(results_folder):
+    """Aerial Wildfire Suppression beyond task 0 is a GPU-budget cell: its row says so instead of "not run",
+    the not-run list gives the one command that trains them, and `measured_cells` (the page's guard against
+    losing cells) does not take those rows for results."""
+    aws = "AerialWildfireSuppression-v0"
+    assert hivex_cells.Cell(aws, 1, 1).gpu_budget and not hivex_cells.Cell(aws, 0, 2).gpu_budget
+    assert not hivex_cells.Cell(OPC, 3, None).gpu_budget
+    assert hivex_cells.gpu_budget_spec(aws) == "aws:1-8:1-10" and hivex_cells.gpu_budget_spec(WFC) is None
+    results = results_page.load_results(results_folder)
+    page = results_page.render_page(results, "cmd")
+    aws_table = page.split(f"(`{aws}`)")[1]
+    assert _row(aws_table, "| 0 Main | 2 |")[9] == "not run"
+    assert _row(aws_table, "| 1 Max Extinguished Trees | 7 |")[9] == hivex_cells.GPU_BUDGET
+    assert (
+        sum(hivex_cells.GPU_BUDGET in line for line in aws_table.splitlines() if line.startswith("| ")) == 80
+    )
+    (line,) = [line for line in results_page.not_run_lines(results) if line.startswith(f"- {aws}: ")]
+    assert line.startswith(
+        f"- {aws}: task 0 levels 1–10; GPU budget (`python scripts/hivex_results.py run --gpu --cells "
+        "aws:1-8:1-10`): task 1 levels 1–10; task 2 levels 1–10;"
+    )
+    assert "Aerial Wildfire Suppression tasks 1–8" in page
+    assert {c.env_id for c in results_page.measured_cells(page)} == {WFC, WRM}
+
+
+def test_run_gpu_trains_with_the_gpu_config_for_the_whole_budget_and_refuses_a_cell_without_one(tmp_path):
+    """`run --gpu`: the cell's `<algo>_<env>_gpu.yaml` with the early stop off (after the cell's settings,
+    before the user's overrides); a cell whose algo has no GPU config is refused in one line before
+    anything trains."""
+    from baselines import hivex_results
+
+    cell = hivex_cells.Cell("AerialWildfireSuppression-v0", 3, 4)
+    assert hivex_results.cell_config(cell, gpu=True).name == "ippo_aerial_wildfire_suppression_gpu.yaml"
+    assert hivex_results.cell_config(cell).name == "ippo_aerial_wildfire_suppression.yaml"
+    settings = hivex_cells.train_settings(cell, ["stop_at_test_return=10"], gpu=True)
+    assert settings[-2:] == ["stop_at_test_return=null", "stop_at_test_return=10"]
+    assert "stop_at_test_return=null" not in hivex_cells.train_settings(cell, [])
+    mappo = "mappo:aws:0:1"
+    with pytest.raises(
+        SystemExit, match=r"--gpu: .*\(MAPPO\) has no GPU config \(configs/mappo_aerial_wildfire"
+    ):
+        hivex_results.main(["run", "--gpu", "--cells", mappo, "--out-dir", str(tmp_path)])
+    assert not any(tmp_path.iterdir())
+
+
 def test_trend_sentence_in_the_page(results_folder):
     page = results_page.render_page(results_page.load_results(results_folder), "cmd")
     trend = next(line for line in page.splitlines() if line.startswith("**Pattern trend"))
