@@ -150,9 +150,7 @@ HIVEX_ENVS: dict[str, HivexEnv] = {
         why="The vessel physics, the trash map, the pebble count and respawn are designed here (NOT FOUND); "
         "the reference itself calls OPC's return magnitudes not reproducible. HIVEX's PPO had a curiosity "
         "reward; ours is pure RL with a border-penalty curriculum that reaches the env's reward half way "
-        "through training (docs/envs/ocean_plastic_collection.md), except the task 1 cell: trained on "
-        "2026-12-01 with the config of that day, which added a teacher (an imitation loss towards the "
-        "scripted controller on the decisions where its border or vessel rule fires), to be retrained.",
+        "through training (docs/envs/ocean_plastic_collection.md).",
         stat_map={
             "Environment/Episode Length": "episode_length",
             "OceanPlasticCollector/Global Reward": "global_reward",
