@@ -22,7 +22,7 @@ from baselines.eval_policies import (
     policy_env,
     trained_policy,
 )
-from baselines.population import Population, cached, compute_key, get_population
+from baselines.population import Population, cached, compute_key, get_population, init_and_eval_key
 from baselines.ppo import Train
 from hivex_jax.eval import rollout
 from hivex_jax.eval.stats import summarize
@@ -175,7 +175,8 @@ def get_evaluation(population: Population, worlds: Any, num_steps: int | None = 
         evaluated, worlds, _ = world_setting(population.config, worlds)
         return get_transfer_evaluation(population, evaluated, worlds, num_steps)
     world_list, dropped = distinct_worlds(population.train.env, worlds)
-    key = ("evaluation", compute_key(population.config), len(world_list), num_steps)
+    # configs that differ only in update-only keys (a fused sweep's lr x ent_coef members) share it
+    key = ("evaluation", init_and_eval_key(population.config), len(world_list), num_steps)
     evaluation = cached(key, lambda: HeldOutEvaluation(population.train, world_list, num_steps))
     evaluation = evaluation.on(world_list)
     evaluation.distinct_episodes = dropped

@@ -17,7 +17,7 @@ from jax.sharding import PartitionSpec as P
 import hivex_jax
 from baselines.distributed import fetch
 from baselines.member import member_data
-from baselines.population import Population, place_global
+from baselines.population import Population, init_and_eval_key, place_global
 from baselines.ppo import make_train
 from baselines.training_env import union_and_tables
 
@@ -48,7 +48,8 @@ class FusedPopulation(Population):
         by_rows = NamedSharding(self.mesh, P("pop") if self.shard_axis == "seeds" else P())
         self.member_rows = jax.tree.map(lambda x: place_global(np.asarray(x), by_rows), host_rows)
         self._chunk = jax.jit(self._vmapped_chunk)
-        self._member_state = jax.jit(self._member_rows_of, static_argnums=1)
+        # the member's index is data: one compiled slice serves every member (not one compile each)
+        self._member_state = jax.jit(self._member_rows_of)
 
     def _vmapped_chunk(self, state: Any, member_rows: Any = None) -> tuple[Any, dict]:  # type: ignore[override]
         state, metrics = jax.vmap(self.train.update_chunk)(state, member_rows)
@@ -59,10 +60,14 @@ class FusedPopulation(Population):
         and placed as `Population.init` places a population: each process initialises only the rows its
         devices hold, one by one (not under vmap: see `Population.init`)."""
         s = self.config.num_seeds
+        # one compiled init per `init_and_eval_key`: members that differ only in update-only keys (lr,
+        # ent_coef, seed, ...) start from the same program, compiled once rather than once per member
+        inits: dict[str, Any] = {}
 
         def init_row(row: int) -> Any:
             member = self.members[row // s]
-            return member._init_one(member.seed_keys(member.config.seed if seed is None else seed)[row % s])
+            init_one = inits.setdefault(init_and_eval_key(member.config), member._init_one)
+            return init_one(member.seed_keys(member.config.seed if seed is None else seed)[row % s])
 
         return self.place_rows(init_row)
 
@@ -101,8 +106,9 @@ class FusedPopulation(Population):
     def member_state(self, state: Any, m: int) -> Any:
         """Member m's rows of the population state, on the devices as its own run holds them (what its
         checkpoint, evaluation and files read; with several processes every process must call it)."""
-        return self._member_state(state, m)
+        return self._member_state(state, np.int32(m))
 
-    def _member_rows_of(self, state: Any, m: int) -> Any:
-        rows = self.member_slice(state, m)
+    def _member_rows_of(self, state: Any, m: jax.Array) -> Any:
+        s = self.config.num_seeds
+        rows = jax.tree.map(lambda x: jax.lax.dynamic_slice_in_dim(x, m * s, s, axis=0), state)
         return jax.lax.with_sharding_constraint(rows, self.shardings(rows))

@@ -161,10 +161,36 @@ def cached(key: Any, build: Any) -> Any:
     return value
 
 
-def compute_key(config: PPOConfig) -> str:
-    """The config without host-only keys (as canonical JSON)."""
-    values = {k: v for k, v in config.to_dict().items() if k not in HOST_ONLY_KEYS}
+#: data keys that reach neither a run's init nor its held-out evaluation, only its updates (the PPO
+#: scalars) and which rows' keys it draws (`seed`): configs differing only in these initialise and evaluate
+#: with the same programs, so a fused sweep's members share them (`init_and_eval_key`)
+UPDATE_ONLY_KEYS = frozenset(
+    {
+        "lr",
+        "max_grad_norm",
+        "gamma",
+        "gae_lambda",
+        "clip_eps",
+        "clip_value_eps",
+        "vf_coef",
+        "ent_coef",
+        "ent_coef_continuous",
+        "ent_coef_discrete",
+        "seed",
+    }
+)
+
+
+def compute_key(config: PPOConfig, without: frozenset[str] = frozenset()) -> str:
+    """The config without host-only keys (and `without`), as canonical JSON."""
+    values = {k: v for k, v in config.to_dict().items() if k not in HOST_ONLY_KEYS and k not in without}
     return json.dumps(values, sort_keys=True)
+
+
+def init_and_eval_key(config: PPOConfig) -> str:
+    """`compute_key` without `UPDATE_ONLY_KEYS`: configs with equal keys initialise a seed and evaluate a
+    policy with the same compiled programs."""
+    return compute_key(config, UPDATE_ONLY_KEYS)
 
 
 def get_population(config: PPOConfig, devices: Sequence[Any] | None = None) -> Population:

@@ -65,18 +65,44 @@ def union_and_tables(specs: Sequence[str]) -> tuple[np.ndarray, list[dict[str, n
     return union, tables
 
 
+#: the last pregenerated pool built, by its key: the members of a fused sweep that differ only in PPO
+#: scalars (their trainers built one after another) share one pool instead of generating it each
+_LAST_POOL: dict[str, PregeneratedWorldPool] = {}
+
+
+def _shared_pool(key: str | None, build: Any) -> PregeneratedWorldPool:
+    """The last pool built under `key` if it is the same key, else a new one (kept as the last; no key:
+    never shared)."""
+    if key is not None and key in _LAST_POOL:
+        return _LAST_POOL[key]
+    pool = build()
+    if key is not None:
+        _LAST_POOL.clear()
+        _LAST_POOL[key] = pool
+    return pool
+
+
 class TrainingEnv:
     """`EpisodeStatistics(AutoReset(WorldPool(env, train_worlds), final_obs=True, final_state=True))`:
     the trainer's env stack on `hivex_jax.wrappers`' one auto-reset, which also hands back the pre-reset
     observation and state, so IPPO/MAPPO bootstrap from the final (global) state on truncation."""
 
     def __init__(
-        self, env: Any, worlds: Any, params: Any = None, pregenerate: bool = False, per_member=False
+        self,
+        env: Any,
+        worlds: Any,
+        params: Any = None,
+        pregenerate: bool = False,
+        per_member=False,
+        pool_key: str | None = None,
     ):
         self.env, self.per_member = env, per_member
         # Same episodes either way (a world's reset is a pure function of its seed and params); the
         # pregenerated pool makes an auto-reset a gather instead of a world generation.
-        self.pool = PregeneratedWorldPool(env, worlds, params) if pregenerate else WorldPool(env, worlds)
+        if pregenerate:
+            self.pool = _shared_pool(pool_key, lambda: PregeneratedWorldPool(env, worlds, params))
+        else:
+            self.pool = WorldPool(env, worlds)
         pool = MemberWorldPool(self.pool) if per_member else self.pool  # members draw their own worlds
         self.stats = EpisodeStatistics(AutoReset(pool, final_obs=True, final_state=True))
 
@@ -84,8 +110,14 @@ class TrainingEnv:
     def of(cls, config: Any, env: Any, params: Any, member_worlds: Any = None) -> TrainingEnv:
         """The stack a config trains on: its `train_worlds`, or with `member_worlds` (a fused population's
         pool of world seeds) that pool, each member drawing its own worlds (`params_for`)."""
+        from baselines.population import init_and_eval_key
+
         worlds = config.train_worlds if member_worlds is None else member_worlds
-        return cls(env, worlds, params, config.pregenerate_worlds, member_worlds is not None)
+        # the pool is a function of the env, its training params and the worlds, all in this key
+        pool_key = (
+            f"{init_and_eval_key(config)}|{np.asarray(worlds).tolist() if member_worlds is not None else ''}"
+        )
+        return cls(env, worlds, params, config.pregenerate_worlds, member_worlds is not None, pool_key)
 
     def params_for(self, env_params: Any, member: dict | None) -> Any:
         """What `reset`/`step` take: `env_params`, or a fused member's `MemberWorlds` (`per_member`)."""

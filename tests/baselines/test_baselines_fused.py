@@ -10,6 +10,7 @@ import csv
 import json
 import shutil
 
+import jax
 import numpy as np
 import pytest
 import yaml
@@ -264,3 +265,34 @@ def test_a_member_that_reaches_its_target_is_frozen_while_the_others_go_on(tmp_p
     missed = json.loads((tmp_path / "s" / "stop_at_test_return=1e9" / "summary.json").read_text())
     assert missed["updates_done"] == 6 and missed["target"] == {"stop_at_test_return": 1e9, "reached": False}
     assert len(_rows(tmp_path / "s" / "stop_at_test_return=1e9")) == 7  # header + 6 updates
+
+
+def test_members_that_differ_in_update_only_keys_share_pool_init_and_evaluation(monkeypatch):
+    """Configs that differ only in PPO scalars and `seed` (`population.UPDATE_ONLY_KEYS`) build one
+    pregenerated pool, one compiled init and one held-out evaluation between them, not one per member;
+    a fused population's rows still start where each member's own run starts (bit for bit). A key that
+    reaches them (the level, `eval_seed`) does not share."""
+    from baselines.evaluation import get_evaluation
+
+    wrm = {"env_id": "WildfireResourceManagement-v0", "train_worlds": "5000:5004", "num_envs": 2}
+    a = from_dict({**wrm, "lr": 1e-3})
+    b = from_dict({**wrm, "lr": 3e-4, "ent_coef": 0.02, "gamma": 0.9, "seed": 7})
+    train_a, train_b = make_train(a), make_train(b)  # built one after the other, as a sweep builds members
+    assert train_a.training_env.pool is train_b.training_env.pool
+    assert make_train(from_dict({**wrm, "level": 2})).training_env.pool is not train_a.training_env.pool
+
+    members = [Population(train_a), Population(train_b)]
+    evaluation_a, evaluation_b = (get_evaluation(m, "6000:6002") for m in members)
+    assert evaluation_a.trained is evaluation_b.trained and evaluation_a.baselines is evaluation_b.baselines
+    other_seed = get_evaluation(Population(make_train(a.replace(eval_seed=5))), "6000:6002")
+    assert other_seed.trained is not evaluation_a.trained
+
+    def not_compiled_again(key):
+        raise AssertionError("member 1 compiled its own init")
+
+    monkeypatch.setattr(members[1], "_init_one", not_compiled_again)
+    state = FusedPopulation(members).init()
+    alone = Population(make_train(b)).init()  # member 1's own run (seed 7)
+    s = b.num_seeds
+    for fused_leaf, alone_leaf in zip(jax.tree.leaves(state), jax.tree.leaves(alone), strict=True):
+        np.testing.assert_array_equal(np.asarray(fused_leaf)[s : 2 * s], np.asarray(alone_leaf))
