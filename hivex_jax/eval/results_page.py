@@ -453,6 +453,37 @@ def mappo_lines(
     return [*out, ""]
 
 
+def _budget(result: dict[str, Any]) -> int | None:
+    """A cell's training budget (held-out `env_steps_per_seed`), None when it has no held-out result."""
+    return (result.get("held_out") or {}).get("env_steps_per_seed")
+
+
+def one_budget(results: dict[Cell, dict[str, Any]]) -> tuple[dict[Cell, dict[str, Any]], list[str]]:
+    """For trends: per (env, algo, task), only the cells trained at that task's most common budget (ties:
+    the larger), so a level series does not mix budgets; and a sentence per series that lost cells."""
+    groups: dict[tuple[str, str, int], list[Cell]] = {}
+    for cell in results:
+        groups.setdefault((cell.env_id, cell.algo, cell.task), []).append(cell)
+    kept: dict[Cell, dict[str, Any]] = {}
+    notes = []
+    for (env_id, _algo, task), cells in groups.items():
+        budgets = [b for c in cells if (b := _budget(results[c])) is not None]
+        if not budgets:
+            kept.update({c: results[c] for c in cells})
+            continue
+        common = max(set(budgets), key=lambda b: (budgets.count(b), b))
+        left = sorted(c for c in cells if _budget(results[c]) not in (None, common))
+        kept.update({c: results[c] for c in cells if c not in left})
+        if left:
+            word = HIVEX_ENVS[env_id].level_name + ("s" if len(left) > 1 else "")
+            levels = _ranges(sorted(c.level for c in left if c.level is not None))
+            notes.append(
+                f"task {task}: {word} {levels} left out (trained at another budget than the "
+                f"{common:,} env steps per seed of the others)"
+            )
+    return kept, notes
+
+
 def env_section(
     env_id: str, results: dict[Cell, dict[str, Any]], mappo: dict[Cell, dict[str, Any]] | None = None
 ) -> list[str]:
@@ -497,18 +528,22 @@ def env_section(
     out += mappo_lines(env_id, results, mappo or {})
     if info.level_name:
         published_series = {int(k): v for k, v in test["rows"]["0"].items()}
+        same_budget, left_out = one_budget(mine)
         ours = {
             c.level: v
-            for c, r in mine.items()
+            for c, r in same_budget.items()
             if c.task == 0 and (v := _policy_value(r, "hivex", "stochastic")) is not None
         }
-        seeds = {c.level: s for c, r in mine.items() if c.task == 0 and (s := protocol_seeds(r)) is not None}
+        seeds = {
+            c.level: s for c, r in same_budget.items() if c.task == 0 and (s := protocol_seeds(r)) is not None
+        }
         out += [
             f"**{info.level_name.capitalize()} trend, main task (test mean).** "
-            + level_trend(published_series, ours, info.level_name, seeds),
+            + level_trend(published_series, ours, info.level_name, seeds)
+            + (f" One budget per trend: {'; '.join(left_out)}." if left_out else ""),
             "",
         ]
-        out += trend_figure_lines(env_id, mine)
+        out += trend_figure_lines(env_id, same_budget)
     per_run = published_table(env_id, "per_run")
     if per_run:
         cell = Cell(env_id, int(per_run["cell"]["task"]), int(per_run["cell"]["level"]))
@@ -847,7 +882,7 @@ def write_page(
         refusal = vanished("page", out, before, measured_cells(text), _group)
         if refusal:
             raise ValueError(refusal)
-    write_trend_figures(results, out.parent / "images")
+    write_trend_figures(one_budget(results)[0], out.parent / "images")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text, encoding="utf-8")
     return out, len(records)

@@ -347,3 +347,28 @@ def test_env_notes_sit_in_their_section(results_folder):
     dbr = page.split("## Drone-Based Reforestation")[1].split("\n## ")[0]
     assert hivex_cells.HIVEX_ENVS["DroneBasedReforestation-v0"].notes in dbr
     assert page.count("**Doing nothing.**") == 1
+
+
+def test_a_level_trend_keeps_one_budget_per_task():
+    """`one_budget`: per env, algo and task the cells at the most common budget (a tie: the larger) stay,
+    the others are named in one sentence; cells without a held-out result and other tasks are untouched."""
+    dbr = "DroneBasedReforestation-v0"
+
+    def at(steps):
+        return {"held_out": {"env_steps_per_seed": steps}}
+
+    results = {
+        hivex_cells.Cell(dbr, 0, level): at(819_200 if level <= 5 else 409_600) for level in range(1, 11)
+    }
+    results[hivex_cells.Cell(dbr, 0, 5)] = at(409_600)  # 4 at 819,200 vs 6 at 409,600
+    results[hivex_cells.Cell(dbr, 1, 1)] = at(819_200)
+    results[hivex_cells.Cell(dbr, 1, 2)] = {"hivex": {}}  # no held-out result: no budget to compare
+    kept, notes = results_page.one_budget(results)
+    assert sorted(c.level for c in kept if c.task == 0) == [5, 6, 7, 8, 9, 10]
+    assert {c.level for c in kept if c.task == 1} == {1, 2}
+    assert notes == [
+        "task 0: levels 1–4 left out (trained at another budget than the 409,600 env steps per seed of the "
+        "others)"
+    ]
+    tie = {hivex_cells.Cell(dbr, 0, level): at(819_200 if level <= 2 else 409_600) for level in range(1, 5)}
+    assert sorted(c.level for c in results_page.one_budget(tie)[0]) == [1, 2]
