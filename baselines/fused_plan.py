@@ -17,13 +17,13 @@ import numpy as np
 
 from baselines.config import PPOConfig
 from baselines.config_schema import keys_of_kind, program_signature
-from baselines.member import MEMBER_SCALARS
+from baselines.member import UPDATE_ONLY_KEYS
 from baselines.population import Population
 from baselines.ppo import make_train
 
 #: data keys a fused member carries as its own values (`member_data`), plus the ones read only by its
 #: own init (`seed`) or its own evaluation program (`eval_seed`)
-PPO_MEMBER_KEYS = (frozenset(MEMBER_SCALARS) - {"gamma_lambda"}) | {"gae_lambda", "seed", "eval_seed"}
+PPO_MEMBER_KEYS = UPDATE_ONLY_KEYS | {"eval_seed"}
 #: env data keys: per member too (members whose pregenerated pools differ generate worlds at reset)
 ENV_MEMBER_KEYS = frozenset({"task", "level", "env_params", "train_env_params"})
 #: training worlds: members draw from their own share of one pool of all their worlds (`training_env`)

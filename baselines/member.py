@@ -28,6 +28,11 @@ MEMBER_SCALARS = (
     "ent_coef_continuous",
     "ent_coef_discrete",
 )
+#: config keys that reach neither a run's init nor its held-out evaluation, only its updates (the PPO
+#: scalars above, as config keys) and which rows' keys it draws (`seed`): configs differing only in these
+#: initialise and evaluate with the same programs, which a fused sweep's members share
+#: (`baselines.population.init_and_eval_key`)
+UPDATE_ONLY_KEYS = (frozenset(MEMBER_SCALARS) - {"gamma_lambda"}) | {"gae_lambda", "seed"}
 
 
 def member_data(config: PPOConfig, env_params: Any, env: Any = None) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from baselines.config import PPOConfig, keys_of_kind
+from baselines.member import UPDATE_ONLY_KEYS
 from baselines.ppo import RunnerState, Train, make_train
 
 
@@ -159,26 +160,6 @@ def cached(key: Any, build: Any) -> Any:
     while len(_CACHE) > _CACHE_SIZE:
         _CACHE.pop(next(iter(_CACHE)))
     return value
-
-
-#: data keys that reach neither a run's init nor its held-out evaluation, only its updates (the PPO
-#: scalars) and which rows' keys it draws (`seed`): configs differing only in these initialise and evaluate
-#: with the same programs, so a fused sweep's members share them (`init_and_eval_key`)
-UPDATE_ONLY_KEYS = frozenset(
-    {
-        "lr",
-        "max_grad_norm",
-        "gamma",
-        "gae_lambda",
-        "clip_eps",
-        "clip_value_eps",
-        "vf_coef",
-        "ent_coef",
-        "ent_coef_continuous",
-        "ent_coef_discrete",
-        "seed",
-    }
-)
 
 
 def compute_key(config: PPOConfig, without: frozenset[str] = frozenset()) -> str:

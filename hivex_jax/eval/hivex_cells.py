@@ -391,9 +391,14 @@ def train_settings(cell: Cell, overrides: list[str], gpu: bool = False) -> list[
     ]
 
 
+def gpu_budget_tasks(env_id: str) -> list[int]:
+    """The tasks of an env's GPU-budget cells (`Cell.gpu_budget`), sorted."""
+    return sorted({c.task for c in published_cells(env_id) if c.gpu_budget})
+
+
 def gpu_budget_spec(env_id: str) -> str | None:
     """The `--cells` spec of an env's GPU-budget cells ("aws:1-8:1-10"), or None when it has none."""
-    tasks = sorted({c.task for c in published_cells(env_id) if c.gpu_budget})
+    tasks = gpu_budget_tasks(env_id)
     if not tasks:
         return None
     levels = sorted({c.level for c in published_cells(env_id) if c.gpu_budget and c.level is not None})

@@ -26,6 +26,7 @@ from hivex_jax.eval.hivex_cells import (
     cell_of_dirname,
     default_cells,
     gpu_budget_spec,
+    gpu_budget_tasks,
     published_cells,
 )
 from hivex_jax.eval.hivex_published import NO_LEVEL, load_published, published_table
@@ -835,7 +836,7 @@ def _gpu_budget_envs() -> str:
     """Which cells are left to a GPU, in words: "Aerial Wildfire Suppression tasks 1–8"."""
     parts = []
     for env_id, info in HIVEX_ENVS.items():
-        tasks = sorted({c.task for c in published_cells(env_id) if c.gpu_budget})
+        tasks = gpu_budget_tasks(env_id)
         if tasks:
             parts.append(f"{info.name} task{'s' if len(tasks) > 1 else ''} {_ranges(tasks)}")
     return ", ".join(parts) or "none"

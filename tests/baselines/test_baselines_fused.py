@@ -268,7 +268,7 @@ def test_a_member_that_reaches_its_target_is_frozen_while_the_others_go_on(tmp_p
 
 
 def test_members_that_differ_in_update_only_keys_share_pool_init_and_evaluation(monkeypatch):
-    """Configs that differ only in PPO scalars and `seed` (`population.UPDATE_ONLY_KEYS`) build one
+    """Configs that differ only in PPO scalars and `seed` (`member.UPDATE_ONLY_KEYS`) build one
     pregenerated pool, one compiled init and one held-out evaluation between them, not one per member;
     a fused population's rows still start where each member's own run starts (bit for bit). A key that
     reaches them (the level, `eval_seed`) does not share."""
