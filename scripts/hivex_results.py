@@ -11,7 +11,9 @@ docs/hivex_results.md from the records.
                                          [--allow-fewer]
 
 `run` trains IPPO with the env's shipped config (`configs/ippo_<env>.yaml`, plus `task=`, `level=`,
-`test_worlds=6000:6032`, `gif_frames=0` and any `key=value` overrides) into
+`test_worlds=6000:6032`, `gif_frames=0`, the env's settings for subtask cells (Drone-Based Reforestation's
+tasks 1-6: HIVEX's per-run budget, `total_env_steps=409600`; `hivex_cells.HivexEnv.subtask_settings`) and
+any `key=value` overrides) into
 `OUT_DIR/<env id>/task<t>_level<l>/`
 (`hivex train`, which writes the held-out evaluation `eval.json`), then scores it under HIVEX's protocol
 (`hivex evaluate --protocol hivex`, `eval_hivex.json`). It is resumable: a cell with `eval.json` is not

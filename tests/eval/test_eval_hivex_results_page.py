@@ -372,3 +372,26 @@ def test_a_level_trend_keeps_one_budget_per_task():
     ]
     tie = {hivex_cells.Cell(dbr, 0, level): at(819_200 if level <= 2 else 409_600) for level in range(1, 5)}
     assert sorted(c.level for c in results_page.one_budget(tie)[0]) == [1, 2]
+
+
+def test_subtask_cells_train_with_their_env_subtask_settings():
+    """DBR's subtask cells train at HIVEX's per-run budget (409,600 env steps), its main task at the shipped
+    819,200; the user's overrides still come last and the GPU config is left alone."""
+    from baselines.config import load_config
+
+    dbr = "DroneBasedReforestation-v0"
+    config = REPO / "configs" / hivex_cells.HIVEX_ENVS[dbr].config
+
+    def budget(cell, overrides=(), gpu=False):
+        return load_config(config, hivex_cells.train_settings(cell, list(overrides), gpu)).total_env_steps
+
+    assert budget(hivex_cells.Cell(dbr, 0, 4)) == 819_200
+    assert budget(hivex_cells.Cell(dbr, 3, 4)) == 409_600
+    assert budget(hivex_cells.Cell(dbr, 3, 4), ["total_env_steps=20480"]) == 20_480
+    assert "total_env_steps=409600" not in hivex_cells.train_settings(hivex_cells.Cell(dbr, 3, 4), [], True)
+    assert hivex_cells.train_settings(hivex_cells.Cell(WRM, 2, 7), []) == [
+        "task=2",
+        "level=7",
+        "test_worlds=6000:6032",
+        "gif_frames=0",
+    ]
