@@ -70,12 +70,15 @@ class HeldOutEvaluation:
         totals = self.baselines(jnp.arange(len(self.baseline_names)), self.worlds)
         return {n: jax.tree.map(lambda x, i=i: x[i], totals) for i, n in enumerate(self.baseline_names)}
 
-    def full(self, params: Any, baselines: bool = True) -> dict[str, Any]:
-        """Every policy's per-world results and summaries (the content of eval.json)."""
+    def full(self, params: Any, baselines: bool = True, trained: dict | None = None) -> dict[str, Any]:
+        """Every policy's per-world results and summaries (the content of eval.json). `trained`: these
+        params' `trained_totals` when the caller has them already (the training loop's last evaluation),
+        so the trained policy is not played twice."""
         out: dict[str, Any] = {"worlds": self.worlds.tolist(), "policies": {}}
         if self.distinct_episodes is not None:
             out["distinct_episodes"] = self.distinct_episodes
-        for name, totals in self.trained_totals(params).items():  # [S, W, A, ...]
+        trained = self.trained_totals(params) if trained is None else trained
+        for name, totals in trained.items():  # [S, W, A, ...]
             per_seed = totals["return"].mean(-1)
             per_world = [
                 {

@@ -167,6 +167,7 @@ def run_fused(
     diverged: dict[int, str] = {}
     # members that reached their stop_at_test_return: their state, update and target record at that point
     frozen: dict[int, tuple[Any, int, float, dict[str, Any]]] = {}
+    final_tests: dict[int, Any] = {}  # the held-out totals of the state a member's final evaluation plays
     steps = config.chunk_updates * config.steps_per_update * config.num_seeds
     bar = tqdm(
         total=config.num_chunks * steps * len(members), disable=not progress, desc="fused", unit="step"
@@ -194,7 +195,9 @@ def run_fused(
             else:
                 every = run_configs[m].eval_every
                 if (every and (chunk + 1) % every == 0) or finished:
-                    test = record_test_returns(evaluations[m], population.member_state(state, m), metrics)
+                    test, tests = record_test_returns(
+                        evaluations[m], population.member_state(state, m), metrics
+                    )
                     target = run_configs[m].stop_at_test_return
                     if target is not None and test >= target:
                         update = (chunk + 1) * config.chunk_updates
@@ -204,6 +207,8 @@ def run_fused(
                             "env_steps_per_seed": update * config.steps_per_update,
                             "wall_s": wall,
                         }
+                    if finished or reached is not None:  # the state its final evaluation plays
+                        final_tests[m] = tests
             if main:
                 csvs[m].append(chunk * config.chunk_updates, config.steps_per_update, wall, metrics)
             every = run_configs[m].checkpoint_every
@@ -255,7 +260,9 @@ def run_fused(
                 "reached": reached is not None,
                 **(reached or {}),
             }
-        results = final_evaluation(run_dirs[m], run_configs[m], member, evaluations[m], member_state)
+        results = final_evaluation(
+            run_dirs[m], run_configs[m], member, evaluations[m], member_state, final_tests.get(m)
+        )
         if main:
             write_summary(run_dirs[m], summary)
         out.append({**summary, "eval": results})

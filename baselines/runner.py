@@ -109,13 +109,15 @@ def run_training(
     target = config.stop_at_test_return
     reached: dict[str, Any] | None = None
     nonfinite: dict[str, Any] | None = None
+    final_tests = None  # the held-out totals of the state the loop ended with, if it evaluated it
     for chunk in range(chunks_done, config.num_chunks):
+        final_tests = None
         state, raw = population.chunk(state)
         nonfinite = first_nonfinite(raw, chunk * config.chunk_updates)  # flags computed in the chunk
         metrics = per_update_metrics(raw)
         finished = chunk + 1 == config.num_chunks
         if nonfinite is None and ((config.eval_every and (chunk + 1) % config.eval_every == 0) or finished):
-            last_test = record_test_returns(evaluation, state, metrics)
+            last_test, final_tests = record_test_returns(evaluation, state, metrics)
             if target is not None and last_test >= target and reached is None:
                 reached = {"update": (chunk + 1) * config.chunk_updates, "test_return_greedy": last_test}
         ended = raw["episodes"].sum(axis=1)
@@ -183,7 +185,7 @@ def run_training(
         return summary
 
     start = time.perf_counter()
-    results = final_evaluation(run_dir, config, population, evaluation, state)
+    results = final_evaluation(run_dir, config, population, evaluation, state, final_tests)
     summary["eval_s"] = time.perf_counter() - start
     if main:
         write_summary(run_dir, summary)
@@ -264,15 +266,18 @@ def scale_hint(config: PPOConfig, backend: str) -> str | None:
     )
 
 
-def record_test_returns(evaluation: HeldOutEvaluation, state: RunnerState, metrics: dict) -> float:
+def record_test_returns(
+    evaluation: HeldOutEvaluation, state: RunnerState, metrics: dict
+) -> tuple[float, dict[str, Any]]:
     """Evaluate every seed on the test worlds into the chunk's last `test_return_*` cells (per seed,
-    mean over agents and worlds); returns the greedy mean over seeds (process 0's, on every process).
+    mean over agents and worlds); returns the greedy mean over seeds (process 0's, on every process) and
+    the totals (`HeldOutEvaluation.trained_totals`, which the final evaluation of this state reuses).
     With several processes each evaluates the gathered parameters on its own devices."""
     tests = evaluation.trained_totals(_params_here(state.params))
     for variant in ("greedy", "stochastic"):
         per_seed = tests[variant]["return"].mean(axis=(-1, -2))  # [S]: mean over agents, worlds
         metrics[f"test_return_{variant}"][:, -1] = per_seed
-    return broadcast_value(float(metrics["test_return_greedy"][:, -1].mean()))
+    return broadcast_value(float(metrics["test_return_greedy"][:, -1].mean())), tests
 
 
 def save_checkpoint(
@@ -285,12 +290,18 @@ def save_checkpoint(
 
 
 def final_evaluation(
-    run_dir: Path, config: PPOConfig, population: Population, evaluation: HeldOutEvaluation, state: Any
+    run_dir: Path,
+    config: PPOConfig,
+    population: Population,
+    evaluation: HeldOutEvaluation,
+    state: Any,
+    trained: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Every policy on the test worlds: eval.json, eval.png, learning_curve.png and episode.gif (the
-    evaluation runs on every process, on its own devices, so all stay in step; process 0 writes)."""
+    evaluation runs on every process, on its own devices, so all stay in step; process 0 writes).
+    `trained`: the totals `record_test_returns` took of this state (not played again)."""
     params = _params_here(state.params)
-    results = evaluation.full(params)
+    results = evaluation.full(params, trained=trained)
     results.update(
         algo=config.algo,
         env_id=config.env_id,

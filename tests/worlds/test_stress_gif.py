@@ -45,7 +45,7 @@ def test_stress_pool_gif_resets_into_the_first_stress_world(tmp_path, monkeypatc
     evaluation = get_evaluation(population, config.test_worlds)
     assert int(evaluation.worlds[0]) == 9000
     # only the GIF's world is under test: no evaluation episodes, plots or frames
-    monkeypatch.setattr(evaluation, "full", lambda params: {})
+    monkeypatch.setattr(evaluation, "full", lambda params, trained=None: {})
     monkeypatch.setattr(runner, "write_eval_files", lambda *args: None)
     handed = {}
 
