@@ -149,7 +149,7 @@ def fit_saved_config(config: PPOConfig) -> PPOConfig:
 
 #: keys a run folder's saved config may differ in from a rerun's without changing its training or results:
 #: outputs, and `pregenerate_worlds` (the same episodes either way; a fused program of members whose pools
-#: differ generates worlds at reset, `baselines.fused_plan.plan_sweep`)
+#: together are too big generates worlds at reset, `baselines.fused_plan.plan_sweep`)
 RERUN_FREE_KEYS = frozenset(
     {"name", "out_dir", "checkpoint_every", "gif_stride", "gif_frames", "pregenerate_worlds"}
 )

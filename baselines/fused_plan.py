@@ -2,8 +2,8 @@
 `fusion_key` (`program_signature`: static keys and data switches, and the same values of the data keys
 the fused trainer does not take per member) are members of one program (`plan_programs`). Env keys
 (task, level, env_params, train_env_params) and the training reward's weights, anneal and sharing are
-per member; members whose pregenerated pools differ generate their worlds at reset instead
-(`plan_sweep`). Running a planned program: `baselines.fused`.
+per member; members whose pregenerated pools differ each draw from their own pool within the pools
+joined (`plan_sweep`, `FusedPopulation`). Running a planned program: `baselines.fused`.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from baselines.ppo import make_train
 #: data keys a fused member carries as its own values (`member_data`), plus the ones read only by its
 #: own init (`seed`) or its own evaluation program (`eval_seed`)
 PPO_MEMBER_KEYS = UPDATE_ONLY_KEYS | {"eval_seed"}
-#: env data keys: per member too (members whose pregenerated pools differ generate worlds at reset)
+#: env data keys: per member too (members whose pregenerated pools differ draw from their own, joined)
 ENV_MEMBER_KEYS = frozenset({"task", "level", "env_params", "train_env_params"})
 #: training worlds: members draw from their own share of one pool of all their worlds (`training_env`)
 WORLD_MEMBER_KEYS = frozenset({"train_worlds"})
@@ -90,13 +90,19 @@ def split_by_pool(populations: Sequence[Population]) -> list[list[int]]:
     return groups
 
 
+#: the most memory the members' pregenerated pools of one program may take together (that of one pool,
+#: `PregeneratedWorldPool`'s `max_bytes`); over it they generate their worlds at reset instead
+JOINED_POOL_MAX_BYTES = 4 << 30
+
+
 def plan_sweep(
     configs: Sequence[PPOConfig], fuse: bool = True, max_members: int | None = None
 ) -> tuple[list[list[int]], dict[int, Population]]:
     """`plan_programs`, for a program whose members differ in env keys with their trainers built (and
     returned by index for reuse): members whose pregenerated training pools differ (e.g. levels that
-    generate other worlds) generate their worlds at reset instead (`pregenerate_worlds=false`: the same
-    episodes, `TrainingEnv`), so they stay one program; other members are split by pool."""
+    generate other worlds) stay one program, each drawing from its own pool within the members' pools
+    joined (`FusedPopulation`); only if those would take over `JOINED_POOL_MAX_BYTES` do they generate
+    their worlds at reset instead (`pregenerate_worlds=false`: the same episodes, `TrainingEnv`)."""
     populations: dict[int, Population] = {}
     programs = []
     for program in plan_programs(configs, fuse, max_members):
@@ -107,11 +113,11 @@ def plan_sweep(
         for i in program:
             populations[i] = Population(make_train(configs[i]))
         groups = split_by_pool([populations[i] for i in program])
-        if len(groups) > 1 and all(configs[i].pregenerate_worlds for i in program):
-            for i in program:
+        pools = [populations[program[g[0]]].train.training_env.pool for g in groups]
+        if len(groups) > 1 and sum(pool.bytes for pool in pools) > JOINED_POOL_MAX_BYTES:
+            for i in program:  # too big to hold every member's pool: worlds generated at reset
                 populations[i] = Population(make_train(configs[i].replace(pregenerate_worlds=False)))
-            groups = [list(range(len(program)))]
-        programs.extend([program[j] for j in group] for group in groups)
+        programs.append(program)
     return programs, populations
 
 

@@ -19,7 +19,21 @@ from baselines.distributed import fetch
 from baselines.member import member_data
 from baselines.population import Population, init_and_eval_key, place_global
 from baselines.ppo import make_train
-from baselines.training_env import union_and_tables
+from baselines.training_env import segments_and_tables, union_and_tables
+from hivex_jax.wrappers import PregeneratedWorldPool
+
+
+def pool_groups(members: Sequence[Population]) -> list[list[int]]:
+    """Members (indices) grouped by training pool when they differ in an env setting (task, level, env
+    params) and pregenerate their pools, which then differ (`fused_plan.split_by_pool`); one group
+    otherwise (members that differ only in `train_worlds` draw from the union of their worlds)."""
+    from baselines.fused_plan import ENV_MEMBER_KEYS, split_by_pool
+
+    pregenerated = all(isinstance(m.train.training_env.pool, PregeneratedWorldPool) for m in members)
+    settings = {tuple(repr(getattr(m.config, k)) for k in sorted(ENV_MEMBER_KEYS)) for m in members}
+    if not pregenerated or len(settings) < 2:
+        return [list(range(len(members)))]
+    return split_by_pool(members)
 
 
 class FusedPopulation(Population):
@@ -30,7 +44,13 @@ class FusedPopulation(Population):
     def __init__(self, members: Sequence[Population], devices: Sequence[Any] | None = None):
         self.members = list(members)
         worlds = [m.config.train_worlds for m in members]
-        if len(set(worlds)) > 1:  # one pool of every member's worlds; each draws from its own
+        groups = pool_groups(self.members)
+        if len(groups) > 1:  # their own pregenerated pools joined; each member draws from its own
+            member_pool = [next(k for k, g in enumerate(groups) if i in g) for i in range(len(members))]
+            pools = [members[g[0]].train.training_env.pool for g in groups]
+            pool, tables = segments_and_tables(pools, member_pool)
+            super().__init__(make_train(members[0].config, member_worlds=pool), devices)
+        elif len(set(worlds)) > 1:  # one pool of every member's worlds; each draws from its own
             pool, tables = union_and_tables(worlds)
             super().__init__(make_train(members[0].config, member_worlds=pool), devices)
         else:

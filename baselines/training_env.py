@@ -1,6 +1,8 @@
 """The trainer's env stack (`TrainingEnv`: world pool, auto-reset, episode statistics), and training worlds
 per member of a fused population (issue 33): members whose `train_worlds` differ share one pool, the union
-of their worlds, and each member's auto-resets draw from its own share of it.
+of their worlds, and each member's auto-resets draw from its own share of it; members whose pregenerated
+pools differ in their env setting (level, task, env params) draw from their own pool, the pools joined one
+after another (`segments_and_tables`).
 
 A member's reset draws `randint(key, (), 0, count)` and plays the pool's world at `index[draw]`: the same
 draw as a run alone (`WorldPool.reset` draws `randint(key, (), 0, N)` over its own N worlds, in the same
@@ -65,6 +67,24 @@ def union_and_tables(specs: Sequence[str]) -> tuple[np.ndarray, list[dict[str, n
     return union, tables
 
 
+def segments_and_tables(
+    pools: Sequence[PregeneratedWorldPool], member_pool: Sequence[int]
+) -> tuple[PregeneratedWorldPool, list[dict[str, np.ndarray]]]:
+    """`(pools one after another, per member {"train_world_index": i32[K], "train_world_count": i32[]})`
+    for members whose pregenerated pools differ (other levels, tasks or env params build other worlds):
+    member m draws from its pool `pools[member_pool[m]]`'s segment, in that pool's order, padded to the
+    longest (K), so it plays the worlds its run alone plays, as built for its own params."""
+    sizes = [p.seeds.size for p in pools]
+    offsets = np.cumsum([0, *sizes[:-1]])
+    longest = max(sizes)
+    tables = []
+    for k in member_pool:
+        index = np.zeros(longest, np.int32)
+        index[: sizes[k]] = offsets[k] + np.arange(sizes[k])
+        tables.append({"train_world_index": index, "train_world_count": np.int32(sizes[k])})
+    return PregeneratedWorldPool.concatenate(pools), tables
+
+
 #: the last pregenerated pool built, by its key: the members of a fused sweep that differ only in PPO
 #: scalars (their trainers built one after another) share one pool instead of generating it each
 _LAST_POOL: dict[str, PregeneratedWorldPool] = {}
@@ -99,7 +119,9 @@ class TrainingEnv:
         self.env, self.per_member = env, per_member
         # Same episodes either way (a world's reset is a pure function of its seed and params); the
         # pregenerated pool makes an auto-reset a gather instead of a world generation.
-        if pregenerate:
+        if isinstance(worlds, PregeneratedWorldPool):  # members' own pools, joined (`segments_and_tables`)
+            self.pool = worlds
+        elif pregenerate:
             self.pool = _shared_pool(pool_key, lambda: PregeneratedWorldPool(env, worlds, params))
         else:
             self.pool = WorldPool(env, worlds)
@@ -109,10 +131,13 @@ class TrainingEnv:
     @classmethod
     def of(cls, config: Any, env: Any, params: Any, member_worlds: Any = None) -> TrainingEnv:
         """The stack a config trains on: its `train_worlds`, or with `member_worlds` (a fused population's
-        pool of world seeds) that pool, each member drawing its own worlds (`params_for`)."""
+        pool of world seeds, or its members' pregenerated pools joined) that pool, each member drawing its
+        own worlds (`params_for`)."""
         from baselines.population import init_and_eval_key
 
         worlds = config.train_worlds if member_worlds is None else member_worlds
+        if isinstance(worlds, PregeneratedWorldPool):
+            return cls(env, worlds, params, per_member=True)
         # the pool is a function of the env, its training params and the worlds, all in this key
         pool_key = (
             f"{init_and_eval_key(config)}|{np.asarray(worlds).tolist() if member_worlds is not None else ''}"

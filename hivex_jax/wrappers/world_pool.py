@@ -83,6 +83,20 @@ class PregeneratedWorldPool(Wrapper):
             chunks.append(jax.tree.map(lambda x, n=part.size: x[:n], build(jnp.asarray(padded, jnp.uint32))))
         self.pool = jax.tree.map(lambda *xs: jnp.concatenate(xs, axis=0), *chunks)
 
+    @classmethod
+    def concatenate(cls, pools: Sequence[PregeneratedWorldPool]) -> PregeneratedWorldPool:
+        """One pool of `pools`' worlds, one pool after another, each as it was built (for its own
+        params): pool k's world i is at `sum(len(p.seeds) for p in pools[:k]) + i`. For `world(index)`
+        (a fused trainer's members each draw from their own segment); `params` is the first pool's."""
+        first = pools[0]
+        joined = cls.__new__(cls)
+        Wrapper.__init__(joined, first.env)
+        joined.seeds = np.concatenate([p.seeds for p in pools])
+        joined.params = first.params
+        joined.bytes = sum(p.bytes for p in pools)
+        joined.pool = jax.tree.map(lambda *xs: jnp.concatenate(xs, axis=0), *[p.pool for p in pools])
+        return joined
+
     def reset(self, key: jax.Array, params: Any):
         return self.world(jax.random.randint(key, (), 0, self.seeds.size), params)
 

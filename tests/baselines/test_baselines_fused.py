@@ -16,6 +16,7 @@ import pytest
 import yaml
 from trainer_fake_env import TINY_CONFIG
 
+from baselines import fused_plan
 from baselines.cli_sweep import sweep_main
 from baselines.config import from_dict
 from baselines.fused import run_fused
@@ -208,18 +209,36 @@ def test_members_that_fit_follow_the_memory_estimate(monkeypatch):
         members_that_fit(population(1))  # one member over the memory: refused as hivex train refuses it
 
 
-def test_members_whose_pools_differ_generate_worlds_at_reset_in_one_program():
+def test_members_whose_pools_differ_draw_from_their_own_pools_joined(monkeypatch):
     # Wildfire Resource Management's levels generate other worlds: their pregenerated pools differ
     wrm = {"env_id": "WildfireResourceManagement-v0", "train_worlds": "5000:5004", "num_envs": 2}
     configs = [from_dict({**wrm, "level": level}) for level in (1, 2)]
     programs, populations = plan_sweep(configs)
     assert programs == [[0, 1]]
-    assert [populations[i].config.pregenerate_worlds for i in (0, 1)] == [False, False]
+    assert [populations[i].config.pregenerate_worlds for i in (0, 1)] == [True, True]
     assert [populations[i].config.level for i in (0, 1)] == [1, 2]
-    # members whose pools agree keep their pregenerated pool
+    fused = FusedPopulation([populations[0], populations[1]])
+    joined = fused.train.training_env.pool
+    own = [populations[i].train.training_env.pool for i in (0, 1)]
+    assert joined.seeds.tolist() == [5000, 5001, 5002, 5003] * 2
+    rows = jax.device_get(fused.member_rows)  # member-major rows: seeds of member 0, then member 1
+    s = fused.config.num_seeds
+    assert rows["train_world_index"][0].tolist() == [0, 1, 2, 3]
+    assert rows["train_world_index"][s].tolist() == [4, 5, 6, 7]
+    assert rows["train_world_count"].tolist() == [4] * (2 * s)
+    for member in (0, 1):  # each member's segment is its own pool as its run alone built it
+        for x, y in zip(jax.tree.leaves(own[member].pool), jax.tree.leaves(joined.pool), strict=True):
+            np.testing.assert_array_equal(np.asarray(x), np.asarray(y)[4 * member : 4 * member + 4])
+    assert not np.array_equal(*(np.asarray(jax.tree.leaves(p.pool)[0]) for p in own))
+    # members whose pools agree keep one pregenerated pool
     same = [from_dict({**wrm, "level": 1, "lr": lr}) for lr in (1e-3, 3e-4)]
     programs, populations = plan_sweep(same)
     assert programs == [[0, 1]] and populations == {}
+    # pools too big to hold together: the members generate their worlds at reset, still one program
+    monkeypatch.setattr(fused_plan, "JOINED_POOL_MAX_BYTES", 1)
+    programs, populations = plan_sweep(configs)
+    assert programs == [[0, 1]]
+    assert [populations[i].config.pregenerate_worlds for i in (0, 1)] == [False, False]
 
 
 @pytest.mark.slow  # two fused sweeps (~1 min on the loaded CPU)
