@@ -13,6 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+import hivex_jax
 from baselines import checkpoint
 from baselines.config import PPOConfig, fit_saved_config, from_dict
 from baselines.eval_policies import (
@@ -22,6 +23,7 @@ from baselines.eval_policies import (
     policy_env,
     trained_policy,
 )
+from baselines.member import UPDATE_ONLY_KEYS
 from baselines.population import Population, cached, compute_key, get_population, init_and_eval_key
 from baselines.ppo import Train
 from hivex_jax.eval import rollout
@@ -33,7 +35,13 @@ class HeldOutEvaluation:
     stochastic, every seed) and the baselines (the env's scripted controller, random). One
     `eval_seed` stream for all of them, so every policy meets the same worlds and the same noise."""
 
-    def __init__(self, train: Train, worlds: str | Sequence[int], num_steps: int | None = None):
+    def __init__(
+        self,
+        train: Train,
+        worlds: str | Sequence[int],
+        num_steps: int | None = None,
+        params_as_data: bool = False,
+    ):
         cfg = train.config
         env, params = train.env, train.env_params
         key = jax.random.PRNGKey(cfg.eval_seed)
@@ -42,11 +50,37 @@ class HeldOutEvaluation:
         self.distinct_episodes: dict[str, Any] | None = None  # seeds dropped as repeats (distinct_worlds)
         self.num_seeds = cfg.num_seeds
         self.reward_term_names = tuple(env.reward_term_names)
-        self.trained = rollout.Evaluator(
-            policy_env(train), params, greedy_or_stochastic(train), self.worlds, key, num_steps, batched=True
-        )
         self.baseline_names, baseline = baseline_policies(env, params)
-        self.baselines = rollout.Evaluator(env, params, baseline, self.worlds, key, num_steps, batched=True)
+        # `params_as_data`: the env params are an argument of the two programs (a stack of one), not
+        # constants, so `in_setting` serves another task, level or env params without compiling again
+        self.params_stack = hivex_jax.stack_params([params]) if params_as_data else None
+        trained, played = greedy_or_stochastic(train), params
+        if params_as_data:  # each policy as a factory of the params (`Evaluator(params_axis=True)`)
+            played = self.params_stack
+            trained_policy_of, baseline = (lambda _: trained), (lambda p: baseline_policies(env, p)[1])
+        else:
+            trained_policy_of = trained
+        self.trained = rollout.Evaluator(
+            policy_env(train), played, trained_policy_of, self.worlds, key, num_steps, True, params_as_data
+        )
+        self.baselines = rollout.Evaluator(
+            env, played, baseline, self.worlds, key, num_steps, True, params_as_data
+        )
+
+    def in_setting(self, train: Train) -> HeldOutEvaluation:
+        """The same compiled evaluation (built with `params_as_data`) for `train`'s env params (another
+        task, level or `EnvParams` field of the same env and policy shapes): no recompilation."""
+        other = copy.copy(self)
+        other.train = train
+        other.params_stack = hivex_jax.stack_params([train.env_params])
+        return other
+
+    def _play(self, evaluator: rollout.Evaluator, policy_params: Any) -> dict[str, Any]:
+        """`evaluator`'s totals `[P, W, ...]` on this evaluation's worlds (and env params)."""
+        if self.params_stack is None:
+            return evaluator(policy_params, self.worlds)
+        totals = evaluator(policy_params, self.worlds, env_params=self.params_stack)  # [P, 1, W, ...]
+        return jax.tree.map(lambda x: x[:, 0], totals)
 
     def on(self, worlds: Sequence[int]) -> HeldOutEvaluation:
         """The same compiled evaluation on other worlds (same count: no recompilation)."""
@@ -58,7 +92,7 @@ class HeldOutEvaluation:
         """`{"greedy": totals [S, W, A, ...], "stochastic": ...}` for population params `[S, ...]`."""
         both = jax.tree.map(lambda x: jnp.concatenate([x, x]), params)
         flags = jnp.arange(2 * self.num_seeds) < self.num_seeds
-        totals = self.trained((both, flags), self.worlds)
+        totals = self._play(self.trained, (both, flags))
         s = self.num_seeds
         return {
             "greedy": jax.tree.map(lambda x: x[:s], totals),
@@ -67,7 +101,7 @@ class HeldOutEvaluation:
 
     def baseline_totals(self) -> dict[str, dict[str, np.ndarray]]:
         """`{"scripted": totals [W, A, ...], "random": ...}`."""
-        totals = self.baselines(jnp.arange(len(self.baseline_names)), self.worlds)
+        totals = self._play(self.baselines, jnp.arange(len(self.baseline_names)))
         return {n: jax.tree.map(lambda x, i=i: x[i], totals) for i, n in enumerate(self.baseline_names)}
 
     def full(self, params: Any, baselines: bool = True, trained: dict | None = None) -> dict[str, Any]:
@@ -182,6 +216,26 @@ def get_evaluation(population: Population, worlds: Any, num_steps: int | None = 
     key = ("evaluation", init_and_eval_key(population.config), len(world_list), num_steps)
     evaluation = cached(key, lambda: HeldOutEvaluation(population.train, world_list, num_steps))
     evaluation = evaluation.on(world_list)
+    evaluation.distinct_episodes = dropped
+    return evaluation
+
+
+def get_setting_evaluation(
+    population: Population, worlds: Any, num_steps: int | None = None
+) -> HeldOutEvaluation:
+    """`get_evaluation` with the env params as data (`HeldOutEvaluation(params_as_data=True)`): one
+    compiled evaluation serves every population of the same config but for the env setting (`task`,
+    `level`, `env_params`, `train_env_params`, the update-only keys), as a fused sweep's members over
+    levels are. The same episodes as `get_evaluation`'s; floats may differ in the last digits, where XLA
+    folds constant params differently. `num_steps` must cover every setting's episode (full episodes:
+    the longest `max_steps` of them)."""
+    from baselines.fused_plan import ENV_MEMBER_KEYS
+
+    world_list, dropped = distinct_worlds(population.train.env, worlds)
+    config_key = compute_key(population.config, UPDATE_ONLY_KEYS | ENV_MEMBER_KEYS)
+    key = ("setting evaluation", config_key, len(world_list), num_steps)
+    evaluation = cached(key, lambda: HeldOutEvaluation(population.train, world_list, num_steps, True))
+    evaluation = evaluation.in_setting(population.train).on(world_list)
     evaluation.distinct_episodes = dropped
     return evaluation
 

@@ -4,8 +4,9 @@ population, members x seeds on one vmapped axis, in one compiled program.
 A member carries its data keys as arrays (`baselines.member.member_data`: the PPO scalars and its
 `EnvParams`), vmapped with its rows of the state; everything else is one program. Each member still gets
 its own run folder as `hivex train` writes it (config.yaml, metrics.csv, checkpoints, eval.json, plots),
-its held-out evaluation runs the program its config alone would use, so `hivex evaluate`, `transfer` and
-`--protocol hivex` read the folder unchanged.
+its held-out evaluation runs the program its config alone would use (members in other env settings, e.g.
+levels, share one with the env params as data: `evaluation.get_setting_evaluation`), so `hivex evaluate`,
+`transfer` and `--protocol hivex` read the folder unchanged.
 
 What fuses, and into how many programs: `baselines.fused_plan`; the population: `baselines.fused_population`.
 A member that reaches its `stop_at_test_return` is frozen (evaluated and written as it stands) while the
@@ -14,6 +15,7 @@ others go on.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -115,7 +117,8 @@ def run_fused(
     groups them so), its metrics.csv truncated to it."""
     from tqdm.auto import tqdm
 
-    from baselines.evaluation import get_evaluation
+    from baselines.evaluation import get_evaluation, get_setting_evaluation
+    from baselines.fused_plan import ENV_MEMBER_KEYS
     from baselines.runner import final_evaluation, record_test_returns, save_checkpoint
 
     main = jax.process_index() == 0  # process 0 prints and writes the members' folders
@@ -149,6 +152,10 @@ def run_fused(
         return out
     compile_s = population.compile_s
     csvs, evaluations = [], []
+    # members in other env settings (levels, tasks, env params) share one evaluation program with the
+    # params as data, its scan as long as the longest episode of them; else each its run alone's
+    setting_of = [json.dumps([getattr(c, k) for k in sorted(ENV_MEMBER_KEYS)], default=str) for c in configs]
+    longest = max(int(np.max(np.asarray(m.train.env_params.max_steps))) for m in members)
     for member, member_config, run_dir in zip(members, run_configs, run_dirs, strict=True):
         if main:
             run_dir.mkdir(parents=True, exist_ok=True)
@@ -156,7 +163,10 @@ def run_fused(
             (run_dir / "metrics.csv").unlink(missing_ok=True)
             write_text_atomic(run_dir / "config.yaml", member_config.to_yaml())
         csvs.append(MetricsCSV(run_dir / "metrics.csv", config.num_seeds, metric_names(member_config)))
-        evaluations.append(get_evaluation(member, member_config.test_worlds))
+        if len(set(setting_of)) > 1:
+            evaluations.append(get_setting_evaluation(member, member_config.test_worlds, longest))
+        else:
+            evaluations.append(get_evaluation(member, member_config.test_worlds))
     state, start_chunk, wall_before = population.init(), 0, 0.0
     if resume:
         state, start_chunk, wall_before = resume_members(population, members, run_dirs, csvs, log)

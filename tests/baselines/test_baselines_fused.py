@@ -315,3 +315,30 @@ def test_members_that_differ_in_update_only_keys_share_pool_init_and_evaluation(
     s = b.num_seeds
     for fused_leaf, alone_leaf in zip(jax.tree.leaves(state), jax.tree.leaves(alone), strict=True):
         np.testing.assert_array_equal(np.asarray(fused_leaf)[s : 2 * s], np.asarray(alone_leaf))
+
+
+def test_members_in_other_env_settings_share_one_evaluation_program():
+    """`get_setting_evaluation`: populations that differ only in env settings (here the episode length,
+    an `EnvParams` field) evaluate with one compiled program, the params as data, and score what their
+    own constant-params evaluation scores."""
+    from baselines.evaluation import HeldOutEvaluation, get_setting_evaluation
+
+    populations = [
+        Population(make_train(from_dict({**BASE, "env_params": {"max_steps": n}}))) for n in (10, 12)
+    ]
+    shared = [get_setting_evaluation(p, BASE["test_worlds"], 12) for p in populations]
+    assert shared[0].trained is shared[1].trained and shared[0].baselines is shared[1].baselines
+    for population, evaluation in zip(populations, shared, strict=True):
+        params = population.init().params
+        own = HeldOutEvaluation(population.train, BASE["test_worlds"])
+        assert evaluation.train is population.train
+        for name in ("greedy", "stochastic"):
+            got, want = evaluation.trained_totals(params)[name], own.trained_totals(params)[name]
+            np.testing.assert_allclose(got["return"], want["return"], rtol=1e-5)
+            np.testing.assert_array_equal(got["length"], want["length"])
+        for name, want in own.baseline_totals().items():
+            np.testing.assert_allclose(
+                evaluation.baseline_totals()[name]["return"], want["return"], rtol=1e-5
+            )
+    lengths = [e.baseline_totals()["random"]["length"] for e in shared]
+    assert lengths[0].max() <= 10 < lengths[1].max()  # each plays its own episode length
