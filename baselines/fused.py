@@ -15,7 +15,6 @@ others go on.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -118,7 +117,7 @@ def run_fused(
     from tqdm.auto import tqdm
 
     from baselines.evaluation import get_evaluation, get_setting_evaluation
-    from baselines.fused_plan import ENV_MEMBER_KEYS
+    from baselines.fused_plan import settings_differ
     from baselines.runner import final_evaluation, record_test_returns, save_checkpoint
 
     main = jax.process_index() == 0  # process 0 prints and writes the members' folders
@@ -154,7 +153,7 @@ def run_fused(
     csvs, evaluations = [], []
     # members in other env settings (levels, tasks, env params) share one evaluation program with the
     # params as data, its scan as long as the longest episode of them; else each its run alone's
-    setting_of = [json.dumps([getattr(c, k) for k in sorted(ENV_MEMBER_KEYS)], default=str) for c in configs]
+    shared_evaluation = settings_differ(configs)
     longest = max(int(np.max(np.asarray(m.train.env_params.max_steps))) for m in members)
     for member, member_config, run_dir in zip(members, run_configs, run_dirs, strict=True):
         if main:
@@ -163,7 +162,7 @@ def run_fused(
             (run_dir / "metrics.csv").unlink(missing_ok=True)
             write_text_atomic(run_dir / "config.yaml", member_config.to_yaml())
         csvs.append(MetricsCSV(run_dir / "metrics.csv", config.num_seeds, metric_names(member_config)))
-        if len(set(setting_of)) > 1:
+        if shared_evaluation:
             evaluations.append(get_setting_evaluation(member, member_config.test_worlds, longest))
         else:
             evaluations.append(get_evaluation(member, member_config.test_worlds))

@@ -34,6 +34,14 @@ REWARD_MEMBER_KEYS = frozenset(
 )
 
 
+def settings_differ(configs: Sequence[PPOConfig]) -> bool:
+    """Whether `configs` differ in an env setting (`ENV_MEMBER_KEYS`: task, level, env params), so their
+    pregenerated pools differ and their evaluations share one program only with the params as data."""
+    return (
+        len({json.dumps([getattr(c, k) for k in sorted(ENV_MEMBER_KEYS)], default=str) for c in configs}) > 1
+    )
+
+
 def fusion_key(config: PPOConfig) -> str:
     """Configs with equal keys can be members of one program: the program signature and the values of
     the data keys not taken per member."""
@@ -106,8 +114,7 @@ def plan_sweep(
     populations: dict[int, Population] = {}
     programs = []
     for program in plan_programs(configs, fuse, max_members):
-        settings = {json.dumps([getattr(configs[i], k) for k in sorted(ENV_MEMBER_KEYS)]) for i in program}
-        if len(settings) < 2:
+        if not settings_differ([configs[i] for i in program]):
             programs.append(program)
             continue
         for i in program:

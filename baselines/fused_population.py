@@ -16,6 +16,7 @@ from jax.sharding import PartitionSpec as P
 
 import hivex_jax
 from baselines.distributed import fetch
+from baselines.fused_plan import settings_differ, split_by_pool
 from baselines.member import member_data
 from baselines.population import Population, init_and_eval_key, place_global
 from baselines.ppo import make_train
@@ -27,11 +28,8 @@ def pool_groups(members: Sequence[Population]) -> list[list[int]]:
     """Members (indices) grouped by training pool when they differ in an env setting (task, level, env
     params) and pregenerate their pools, which then differ (`fused_plan.split_by_pool`); one group
     otherwise (members that differ only in `train_worlds` draw from the union of their worlds)."""
-    from baselines.fused_plan import ENV_MEMBER_KEYS, split_by_pool
-
     pregenerated = all(isinstance(m.train.training_env.pool, PregeneratedWorldPool) for m in members)
-    settings = {tuple(repr(getattr(m.config, k)) for k in sorted(ENV_MEMBER_KEYS)) for m in members}
-    if not pregenerated or len(settings) < 2:
+    if not pregenerated or not settings_differ([m.config for m in members]):
         return [list(range(len(members)))]
     return split_by_pool(members)
 
@@ -39,7 +37,8 @@ def pool_groups(members: Sequence[Population]) -> list[list[int]]:
 class FusedPopulation(Population):
     """Members x seeds of one program on one vmapped axis (row `m * num_seeds + i`: member m, seed i);
     each row computes with its member's data (`member_data`), each member initialises from its own
-    config (the state its run alone would start from)."""
+    config (the state its run alone would start from; members in other env settings through the
+    program's trainer with their rows as data, one compiled init for all)."""
 
     def __init__(self, members: Sequence[Population], devices: Sequence[Any] | None = None):
         self.members = list(members)
@@ -64,6 +63,10 @@ class FusedPopulation(Population):
         ]
         scalars = {k: np.stack([d[k] for d in data]) for k in data[0] if k != "env_params"}
         host_rows = {**scalars, "env_params": hivex_jax.stack_params([d["env_params"] for d in data])}
+        # members in other env settings initialise with the program's trainer from their own rows (the
+        # params as data): one compiled init for them all instead of one each
+        self._rows_init = jax.jit(self.train.init) if settings_differ([m.config for m in members]) else None
+        self._host_rows = host_rows
         # on the devices of every process, sharded as the state's rows (each process places its shards)
         by_rows = NamedSharding(self.mesh, P("pop") if self.shard_axis == "seeds" else P())
         self.member_rows = jax.tree.map(lambda x: place_global(np.asarray(x), by_rows), host_rows)
@@ -86,8 +89,11 @@ class FusedPopulation(Population):
 
         def init_row(row: int) -> Any:
             member = self.members[row // s]
+            key = member.seed_keys(member.config.seed if seed is None else seed)[row % s]
+            if self._rows_init is not None:
+                return self._rows_init(key, jax.tree.map(lambda x: x[row], self._host_rows))
             init_one = inits.setdefault(init_and_eval_key(member.config), member._init_one)
-            return init_one(member.seed_keys(member.config.seed if seed is None else seed)[row % s])
+            return init_one(key)
 
         return self.place_rows(init_row)
 

@@ -149,13 +149,15 @@ def make_train(
         return critic.apply(params["critic"], normalization.critic_view(params, critic_obs))
 
     # ------------------------------------------------------------------------------------ init
-    def init(key: jax.Array) -> RunnerState:
-        """One seed's runner state. Call it outside `vmap` (orthogonal init uses QR; see population)."""
+    def init(key: jax.Array, member: dict | None = None) -> RunnerState:
+        """One seed's runner state (of a fused `member`'s env setting and worlds, one row of its
+        `member_data`). Call it outside `vmap` (orthogonal init uses QR; see population)."""
         k_actor, k_critic, k_env, k_run = jax.random.split(key, 4)
+        reset_params = data(member, "env_params")
         obs, env_state = jax.vmap(training_env.reset, (0, None))(
-            jax.random.split(k_env, num_envs), train_params
+            jax.random.split(k_env, num_envs), training_env.params_for(reset_params, member)
         )
-        critic_obs = critic_input(env_state, obs)
+        critic_obs = critic_input(env_state, obs, reset_params)
         params = {
             "actor": policy.init(k_actor, example_obs(env, env_params), num_agents),
             "critic": critic.init(k_critic, jax.tree.map(lambda x: x[0], critic_obs)),  # shapes only

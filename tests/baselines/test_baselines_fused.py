@@ -230,6 +230,14 @@ def test_members_whose_pools_differ_draw_from_their_own_pools_joined(monkeypatch
         for x, y in zip(jax.tree.leaves(own[member].pool), jax.tree.leaves(joined.pool), strict=True):
             np.testing.assert_array_equal(np.asarray(x), np.asarray(y)[4 * member : 4 * member + 4])
     assert not np.array_equal(*(np.asarray(jax.tree.leaves(p.pool)[0]) for p in own))
+    # one compiled init for both settings (their rows as data) gives each member its alone run's start
+    assert fused._rows_init is not None
+    state = jax.device_get(fused.init())
+    for member in (0, 1):
+        alone = jax.device_get(populations[member].init())
+        rows = jax.tree.map(lambda x, m=member: x[m * s : (m + 1) * s], state)
+        for x, y in zip(jax.tree.leaves(alone), jax.tree.leaves(rows), strict=True):
+            np.testing.assert_allclose(np.asarray(x), np.asarray(y), rtol=1e-6, atol=1e-7)
     # members whose pools agree keep one pregenerated pool
     same = [from_dict({**wrm, "level": 1, "lr": lr}) for lr in (1e-3, 3e-4)]
     programs, populations = plan_sweep(same)
