@@ -51,33 +51,48 @@ class HeldOutEvaluation:
         self.num_seeds = cfg.num_seeds
         self.reward_term_names = tuple(env.reward_term_names)
         self.baseline_names, baseline = baseline_policies(env, params)
-        # `params_as_data`: the env params are an argument of the two programs (a stack of one), not
-        # constants, so `in_setting` serves another task, level or env params without compiling again
+        # `params_as_data`: the trained policy's program takes the env params as an argument (a stack of
+        # one), not as constants, so `in_setting` serves another task, level or env params without
+        # compiling it again. The baselines keep their constant-params program, one per setting: they
+        # are every run's reference, and where episodes amplify float rounding (Drone-Based
+        # Reforestation: a 1e-6 difference in a world's reset changes a scripted episode's events) the
+        # two programs' scores differ
         self.params_stack = hivex_jax.stack_params([params]) if params_as_data else None
-        trained, played = greedy_or_stochastic(train), params
-        if params_as_data:  # each policy as a factory of the params (`Evaluator(params_axis=True)`)
-            played = self.params_stack
-            trained_policy_of, baseline = (lambda _: trained), (lambda p: baseline_policies(env, p)[1])
-        else:
-            trained_policy_of = trained
+        trained = greedy_or_stochastic(train)
         self.trained = rollout.Evaluator(
-            policy_env(train), played, trained_policy_of, self.worlds, key, num_steps, True, params_as_data
+            policy_env(train),
+            params if self.params_stack is None else self.params_stack,
+            trained if self.params_stack is None else (lambda _: trained),
+            self.worlds,
+            key,
+            num_steps,
+            True,
+            params_as_data,
         )
-        self.baselines = rollout.Evaluator(
-            env, played, baseline, self.worlds, key, num_steps, True, params_as_data
-        )
+        self.baselines = rollout.Evaluator(env, params, baseline, self.worlds, key, num_steps, batched=True)
+        self._num_steps = num_steps
+        self._baselines_by_setting = {init_and_eval_key(cfg): self.baselines}  # shared by copies
 
     def in_setting(self, train: Train) -> HeldOutEvaluation:
-        """The same compiled evaluation (built with `params_as_data`) for `train`'s env params (another
-        task, level or `EnvParams` field of the same env and policy shapes): no recompilation."""
+        """The same compiled trained-policy evaluation (built with `params_as_data`) for `train`'s env
+        params (another task, level or `EnvParams` field of the same env and policy shapes), with the
+        baselines' program of that setting (built once per setting)."""
         other = copy.copy(self)
         other.train = train
         other.params_stack = hivex_jax.stack_params([train.env_params])
+        setting = init_and_eval_key(train.config)
+        if setting not in self._baselines_by_setting:
+            _, baseline = baseline_policies(train.env, train.env_params)
+            key = jax.random.PRNGKey(train.config.eval_seed)
+            self._baselines_by_setting[setting] = rollout.Evaluator(
+                train.env, train.env_params, baseline, self.worlds, key, self._num_steps, batched=True
+            )
+        other.baselines = self._baselines_by_setting[setting]
         return other
 
     def _play(self, evaluator: rollout.Evaluator, policy_params: Any) -> dict[str, Any]:
         """`evaluator`'s totals `[P, W, ...]` on this evaluation's worlds (and env params)."""
-        if self.params_stack is None:
+        if evaluator is self.baselines or self.params_stack is None:
             return evaluator(policy_params, self.worlds)
         totals = evaluator(policy_params, self.worlds, env_params=self.params_stack)  # [P, 1, W, ...]
         return jax.tree.map(lambda x: x[:, 0], totals)

@@ -327,15 +327,17 @@ def test_members_that_differ_in_update_only_keys_share_pool_init_and_evaluation(
 
 def test_members_in_other_env_settings_share_one_evaluation_program():
     """`get_setting_evaluation`: populations that differ only in env settings (here the episode length,
-    an `EnvParams` field) evaluate with one compiled program, the params as data, and score what their
-    own constant-params evaluation scores."""
+    an `EnvParams` field) evaluate the trained policy with one compiled program, the params as data, and
+    score what their own constant-params evaluation scores; the baselines play each setting's own
+    constant-params program (the reference every run shares), equal to the run alone's."""
     from baselines.evaluation import HeldOutEvaluation, get_setting_evaluation
 
-    populations = [
-        Population(make_train(from_dict({**BASE, "env_params": {"max_steps": n}}))) for n in (10, 12)
-    ]
+    configs = [from_dict({**BASE, "env_params": {"max_steps": n}}) for n in (10, 12)]
+    populations = [Population(make_train(c)) for c in configs]
     shared = [get_setting_evaluation(p, BASE["test_worlds"], 12) for p in populations]
-    assert shared[0].trained is shared[1].trained and shared[0].baselines is shared[1].baselines
+    assert shared[0].trained is shared[1].trained and shared[0].baselines is not shared[1].baselines
+    again = get_setting_evaluation(populations[1], BASE["test_worlds"], 12)
+    assert again.baselines is shared[1].baselines  # one baselines program per setting
     for population, evaluation in zip(populations, shared, strict=True):
         params = population.init().params
         own = HeldOutEvaluation(population.train, BASE["test_worlds"])
@@ -344,9 +346,8 @@ def test_members_in_other_env_settings_share_one_evaluation_program():
             got, want = evaluation.trained_totals(params)[name], own.trained_totals(params)[name]
             np.testing.assert_allclose(got["return"], want["return"], rtol=1e-5)
             np.testing.assert_array_equal(got["length"], want["length"])
+        baselines = evaluation.baseline_totals()
         for name, want in own.baseline_totals().items():
-            np.testing.assert_allclose(
-                evaluation.baseline_totals()[name]["return"], want["return"], rtol=1e-5
-            )
+            np.testing.assert_array_equal(baselines[name]["return"], want["return"])
     lengths = [e.baseline_totals()["random"]["length"] for e in shared]
     assert lengths[0].max() <= 10 < lengths[1].max()  # each plays its own episode length
