@@ -23,7 +23,6 @@ from baselines.eval_policies import (
     policy_env,
     trained_policy,
 )
-from baselines.member import UPDATE_ONLY_KEYS
 from baselines.population import Population, cached, compute_key, get_population, init_and_eval_key
 from baselines.ppo import Train
 from hivex_jax.eval import rollout
@@ -231,26 +230,6 @@ def get_evaluation(population: Population, worlds: Any, num_steps: int | None = 
     key = ("evaluation", init_and_eval_key(population.config), len(world_list), num_steps)
     evaluation = cached(key, lambda: HeldOutEvaluation(population.train, world_list, num_steps))
     evaluation = evaluation.on(world_list)
-    evaluation.distinct_episodes = dropped
-    return evaluation
-
-
-def get_setting_evaluation(
-    population: Population, worlds: Any, num_steps: int | None = None
-) -> HeldOutEvaluation:
-    """`get_evaluation` with the env params as data (`HeldOutEvaluation(params_as_data=True)`): one
-    compiled evaluation serves every population of the same config but for the env setting (`task`,
-    `level`, `env_params`, `train_env_params`, the update-only keys), as a fused sweep's members over
-    levels are. The same episodes as `get_evaluation`'s; floats may differ in the last digits, where XLA
-    folds constant params differently. `num_steps` must cover every setting's episode (full episodes:
-    the longest `max_steps` of them)."""
-    from baselines.fused_plan import ENV_MEMBER_KEYS
-
-    world_list, dropped = distinct_worlds(population.train.env, worlds)
-    config_key = compute_key(population.config, UPDATE_ONLY_KEYS | ENV_MEMBER_KEYS)
-    key = ("setting evaluation", config_key, len(world_list), num_steps)
-    evaluation = cached(key, lambda: HeldOutEvaluation(population.train, world_list, num_steps, True))
-    evaluation = evaluation.in_setting(population.train).on(world_list)
     evaluation.distinct_episodes = dropped
     return evaluation
 

@@ -5,7 +5,7 @@ A member carries its data keys as arrays (`baselines.member.member_data`: the PP
 `EnvParams`), vmapped with its rows of the state; everything else is one program. Each member still gets
 its own run folder as `hivex train` writes it (config.yaml, metrics.csv, checkpoints, eval.json, plots),
 its held-out evaluation runs the program its config alone would use (members in other env settings, e.g.
-levels, share one with the env params as data: `evaluation.get_setting_evaluation`), so `hivex evaluate`,
+levels, share one with the env params as data: `get_setting_evaluation`), so `hivex evaluate`,
 `transfer` and `--protocol hivex` read the folder unchanged.
 
 What fuses, and into how many programs: `baselines.fused_plan`; the population: `baselines.fused_population`.
@@ -26,9 +26,12 @@ import numpy as np
 from baselines.config import PPOConfig
 from baselines.config_values import ConfigError
 from baselines.distributed import check_population_divides, fetch
+from baselines.evaluation import HeldOutEvaluation, distinct_worlds
+from baselines.fused_plan import ENV_MEMBER_KEYS
 from baselines.fused_population import FusedPopulation
 from baselines.guards import NonFiniteError, first_nonfinite, stop_nonfinite
-from baselines.population import Population, get_population
+from baselines.member import UPDATE_ONLY_KEYS
+from baselines.population import Population, cached, compute_key, get_population
 from baselines.run_files import MetricsCSV, metric_names, per_update_metrics, write_summary, write_text_atomic
 from hivex_jax.core.errors import one_line
 
@@ -116,7 +119,7 @@ def run_fused(
     groups them so), its metrics.csv truncated to it."""
     from tqdm.auto import tqdm
 
-    from baselines.evaluation import get_evaluation, get_setting_evaluation
+    from baselines.evaluation import get_evaluation
     from baselines.fused_plan import settings_differ
     from baselines.runner import final_evaluation, record_test_returns, save_checkpoint
 
@@ -276,6 +279,24 @@ def run_fused(
             write_summary(run_dirs[m], summary)
         out.append({**summary, "eval": results})
     return out
+
+
+def get_setting_evaluation(
+    population: Population, worlds: Any, num_steps: int | None = None
+) -> HeldOutEvaluation:
+    """`get_evaluation` with the env params as data (`HeldOutEvaluation(params_as_data=True)`): one
+    compiled evaluation serves every population of the same config but for the env setting (`task`,
+    `level`, `env_params`, `train_env_params`, the update-only keys), as a fused sweep's members over
+    levels are. The same episodes as `get_evaluation`'s; floats may differ in the last digits, where XLA
+    folds constant params differently. `num_steps` must cover every setting's episode (full episodes:
+    the longest `max_steps` of them)."""
+    world_list, dropped = distinct_worlds(population.train.env, worlds)
+    config_key = compute_key(population.config, UPDATE_ONLY_KEYS | ENV_MEMBER_KEYS)
+    key = ("setting evaluation", config_key, len(world_list), num_steps)
+    evaluation = cached(key, lambda: HeldOutEvaluation(population.train, world_list, num_steps, True))
+    evaluation = evaluation.in_setting(population.train).on(world_list)
+    evaluation.distinct_episodes = dropped
+    return evaluation
 
 
 def _quiet(*args: Any, **kwargs: Any) -> None:

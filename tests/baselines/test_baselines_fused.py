@@ -330,7 +330,8 @@ def test_members_in_other_env_settings_share_one_evaluation_program():
     an `EnvParams` field) evaluate the trained policy with one compiled program, the params as data, and
     score what their own constant-params evaluation scores; the baselines play each setting's own
     constant-params program (the reference every run shares), equal to the run alone's."""
-    from baselines.evaluation import HeldOutEvaluation, get_setting_evaluation
+    from baselines.evaluation import HeldOutEvaluation
+    from baselines.fused import get_setting_evaluation
 
     configs = [from_dict({**BASE, "env_params": {"max_steps": n}}) for n in (10, 12)]
     populations = [Population(make_train(c)) for c in configs]
