@@ -89,11 +89,11 @@ class HeldOutEvaluation:
         other.baselines = self._baselines_by_setting[setting]
         return other
 
-    def _play(self, evaluator: rollout.Evaluator, policy_params: Any) -> dict[str, Any]:
-        """`evaluator`'s totals `[P, W, ...]` on this evaluation's worlds (and env params)."""
-        if evaluator is self.baselines or self.params_stack is None:
-            return evaluator(policy_params, self.worlds)
-        totals = evaluator(policy_params, self.worlds, env_params=self.params_stack)  # [P, 1, W, ...]
+    def _play_trained(self, policy_params: Any) -> dict[str, Any]:
+        """The trained program's totals `[P, W, ...]` on this evaluation's worlds (and env params)."""
+        if self.params_stack is None:
+            return self.trained(policy_params, self.worlds)
+        totals = self.trained(policy_params, self.worlds, env_params=self.params_stack)  # [P, 1, W, ...]
         return jax.tree.map(lambda x: x[:, 0], totals)
 
     def on(self, worlds: Sequence[int]) -> HeldOutEvaluation:
@@ -106,7 +106,7 @@ class HeldOutEvaluation:
         """`{"greedy": totals [S, W, A, ...], "stochastic": ...}` for population params `[S, ...]`."""
         both = jax.tree.map(lambda x: jnp.concatenate([x, x]), params)
         flags = jnp.arange(2 * self.num_seeds) < self.num_seeds
-        totals = self._play(self.trained, (both, flags))
+        totals = self._play_trained((both, flags))
         s = self.num_seeds
         return {
             "greedy": jax.tree.map(lambda x: x[:s], totals),
@@ -115,7 +115,7 @@ class HeldOutEvaluation:
 
     def baseline_totals(self) -> dict[str, dict[str, np.ndarray]]:
         """`{"scripted": totals [W, A, ...], "random": ...}`."""
-        totals = self._play(self.baselines, jnp.arange(len(self.baseline_names)))
+        totals = self.baselines(jnp.arange(len(self.baseline_names)), self.worlds)
         return {n: jax.tree.map(lambda x, i=i: x[i], totals) for i, n in enumerate(self.baseline_names)}
 
     def full(self, params: Any, baselines: bool = True, trained: dict | None = None) -> dict[str, Any]:

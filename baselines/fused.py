@@ -157,7 +157,8 @@ def run_fused(
     # members in other env settings (levels, tasks, env params) share one evaluation program with the
     # params as data, its scan as long as the longest episode of them; else each its run alone's
     shared_evaluation = settings_differ(configs)
-    longest = max(int(np.max(np.asarray(m.train.env_params.max_steps))) for m in members)
+    if shared_evaluation:
+        longest = max(int(np.max(np.asarray(m.train.env_params.max_steps))) for m in members)
     for member, member_config, run_dir in zip(members, run_configs, run_dirs, strict=True):
         if main:
             run_dir.mkdir(parents=True, exist_ok=True)
@@ -284,12 +285,13 @@ def run_fused(
 def get_setting_evaluation(
     population: Population, worlds: Any, num_steps: int | None = None
 ) -> HeldOutEvaluation:
-    """`get_evaluation` with the env params as data (`HeldOutEvaluation(params_as_data=True)`): one
-    compiled evaluation serves every population of the same config but for the env setting (`task`,
-    `level`, `env_params`, `train_env_params`, the update-only keys), as a fused sweep's members over
-    levels are. The same episodes as `get_evaluation`'s; floats may differ in the last digits, where XLA
-    folds constant params differently. `num_steps` must cover every setting's episode (full episodes:
-    the longest `max_steps` of them)."""
+    """`get_evaluation` with the trained policy's env params as data (`HeldOutEvaluation(params_as_data=
+    True)`): one compiled trained-policy evaluation serves every population of the same config but for
+    the env setting (`task`, `level`, `env_params`, `train_env_params`, the update-only keys), as a fused
+    sweep's members over levels are; the baselines play each setting's constant-params program, as
+    `get_evaluation`'s do. The trained totals equal `get_evaluation`'s up to float rounding where XLA folds
+    constant params differently (on Drone-Based Reforestation that can change a world's episode).
+    `num_steps` must cover every setting's episode (full episodes: the longest `max_steps` of them)."""
     world_list, dropped = distinct_worlds(population.train.env, worlds)
     config_key = compute_key(population.config, UPDATE_ONLY_KEYS | ENV_MEMBER_KEYS)
     key = ("setting evaluation", config_key, len(world_list), num_steps)
