@@ -119,7 +119,14 @@ def sweep_main(argv: list[str]) -> int:
 
     for slug, config in zip(slugs, configs, strict=True):  # before anything compiles
         _check_same_config(sweep_dir / slug, config)
-    fused = _run_fused_programs(args, configs, labels, [sweep_dir / slug for slug in slugs], main)
+    fused = train_fused_programs(
+        configs,
+        labels,
+        [sweep_dir / slug for slug in slugs],
+        fuse=not args.no_fuse,
+        max_members=args.max_members,
+        progress=not args.no_progress and main,
+    )
     rows, evals = [], []
     for index, (label, slug, config) in enumerate(zip(labels, slugs, configs, strict=True)):
         run_dir = sweep_dir / slug
@@ -193,19 +200,27 @@ def sweep_main(argv: list[str]) -> int:
     return 0 if finished else 3
 
 
-def _run_fused_programs(
-    args: Any, configs: list[Any], labels: list[str], run_dirs: list[Path], main: bool
+def train_fused_programs(
+    configs: list[Any],
+    labels: list[str],
+    run_dirs: list[Path],
+    fuse: bool = True,
+    max_members: int | None = None,
+    progress: bool = True,
+    command: str = "hivex sweep",
 ) -> dict[int, dict[str, Any]]:
-    """Train the combinations that fuse (`baselines.fused_plan.plan_sweep`) as populations, saying the plan
-    first; returns their summaries by combination index (a diverged member: `{"diverged": ...}`). A
-    population stopped midway resumes as one from its members' checkpoints (members at different updates
-    form separate programs). The rest (alone in their program, finished earlier, `--no-fuse`) run one by
-    one after."""
+    """Train the unfinished runs that fuse (`baselines.fused_plan.plan_sweep`; none without `fuse`) as
+    populations, each member into its own run folder, saying the plan first; returns their summaries by
+    index (a diverged member: `{"diverged": ...}`). A population stopped midway resumes as one from its
+    members' checkpoints (members at different updates form separate programs). The rest (alone in their
+    program, finished earlier) are left to the caller, which trains them one by one
+    (`hivex sweep`, `scripts/hivex_results.py run --fuse`); `command` starts the lines it prints."""
     from baselines.fused import run_fused
     from baselines.fused_plan import describe_plan, plan_sweep
 
+    main = dist.is_main()
     pending = [i for i, run_dir in enumerate(run_dirs) if _finished_run(run_dir) is None]
-    programs, populations = plan_sweep([configs[i] for i in pending], not args.no_fuse, args.max_members)
+    programs, populations = plan_sweep([configs[i] for i in pending], fuse, max_members)
     at_step: list[list[int]] = []
     for program in programs:  # members resume together only from the same checkpoint
         steps: dict[Any, list[int]] = {}
@@ -214,7 +229,7 @@ def _run_fused_programs(
         at_step.extend(steps.values())
     programs = [[pending[i] for i in program] for program in at_step]
     if main and pending:
-        print(f"hivex sweep: {describe_plan(programs, [c.num_seeds for c in configs])}")
+        print(f"{command}: {describe_plan(programs, [c.num_seeds for c in configs])}")
     out: dict[int, dict[str, Any]] = {}
     for program in programs:
         if len(program) < 2:
@@ -224,13 +239,13 @@ def _run_fused_programs(
         summaries = run_fused(
             [configs[i] for i in program],
             [run_dirs[i] for i in program],
-            progress=not args.no_progress and main,
+            progress=progress,
             populations=[populations.get(pending.index(i)) for i in program],
             resume=checkpoint.latest_step(run_dirs[program[0]]) is not None,
         )
         for i, summary in zip(program, summaries, strict=True):
             if "diverged" in summary and main:
-                print(f"hivex sweep: {labels[i]}: {summary['diverged']}", file=sys.stderr)
+                print(f"{command}: {labels[i]}: {summary['diverged']}", file=sys.stderr)
             out[i] = summary
     return out
 

@@ -160,6 +160,38 @@ def check_stale(
             print(f"{cell.label()}: kept, trained with another config ({what}); --retrain-stale retrains it")
 
 
+def train_fused(
+    cells: list[Cell],
+    out_dir: str | Path,
+    overrides: list[str],
+    gpu: bool = False,
+    max_members: int | None = None,
+) -> None:
+    """`run --fuse`: train the cells not trained yet as fused populations (as `hivex sweep` does: one
+    program per env and algo, split by `max_members`, members resuming together from one checkpoint), each
+    into its cell folder as `hivex train` would; a cell left alone in its program is trained by `run`."""
+    from baselines.cli_sweep import train_fused_programs
+    from baselines.config import load_config, validate_env
+
+    pending = [c for c in cells if not (c.path(out_dir) / "eval.json").is_file()]
+    run_dirs = [c.path(out_dir) for c in pending]
+    configs = []
+    for cell, run_dir in zip(pending, run_dirs, strict=True):
+        where = [f"out_dir={run_dir.parent}", f"name={run_dir.name}"]
+        configs.append(load_config(cell_config(cell, gpu), [*train_settings(cell, overrides, gpu), *where]))
+        validate_env(configs[-1])
+    if len(pending) > 1:
+        labels = [c.label() for c in pending]
+        train_fused_programs(
+            configs,
+            labels,
+            run_dirs,
+            max_members=max_members,
+            progress=sys.stderr.isatty(),
+            command="hivex_results run --fuse",
+        )
+
+
 def run_main(args: argparse.Namespace) -> int:
     """`run`: every requested cell, one progress line each, its record written as soon as it is done;
     failures are listed at the end."""
@@ -171,7 +203,11 @@ def run_main(args: argparse.Namespace) -> int:
         raise SystemExit(f"overrides must be key=value; got {bad}")
     for cell in cells:  # every GPU config exists, before anything trains
         cell_config(cell, args.gpu)
+    if args.max_members is not None and args.max_members < 1:
+        raise SystemExit(f"--max-members must be at least 1; got {args.max_members}")
     check_stale(cells, args.out_dir, args.overrides, args.retrain_stale, args.gpu)
+    if args.fuse:
+        train_fused(cells, args.out_dir, args.overrides, args.gpu, args.max_members)
     study = [
         study_cell(c, args.out_dir, args.agent_steps_scale, args.overrides, args.records, args.gpu)
         for c in cells
@@ -263,6 +299,13 @@ def main(argv: list[str] | None = None) -> int:
         help="retrain finished cells whose run folder was trained with another config than the shipped one "
         "now (the old folder is moved under <env folder>/superseded/; default: keep them and say so)",
     )
+    run.add_argument(
+        "--fuse",
+        action="store_true",
+        help="train the cells as fused populations, one program per env and algo (as hivex sweep does; "
+        "docs/training.md 'Sweeps'), then score and record them cell by cell",
+    )
+    run.add_argument("--max-members", type=int, default=None, metavar="N", help="with --fuse: N per program")
     run.add_argument("overrides", nargs="*", metavar="key=value", help="training config overrides")
     record = sub.add_parser("record", help="write the records of run folders made before")
     record.add_argument(

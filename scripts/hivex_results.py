@@ -4,7 +4,7 @@ docs/hivex_results.md from the records.
     python scripts/hivex_results.py run [--cells SPEC] [--out-dir runs/hivex_results]
                                         [--records docs/data/results/hivex]
                                         [--agent-steps-scale F] [--retrain-stale] [--gpu]
-                                        [key=value ...]
+                                        [--fuse [--max-members N]] [key=value ...]
     python scripts/hivex_results.py record [--cells SPEC] [--out-dir runs/hivex_results]
                                            [--records docs/data/results/hivex]
     python scripts/hivex_results.py page [--records docs/data/results/hivex] [--out docs/hivex_results.md]
@@ -21,6 +21,10 @@ trained again (one with a checkpoint but no `eval.json` is resumed), one with `e
 evaluated again. A cell folder trained with another config than the cell's shipped one now (a budget
 changed since, say) is named in one line with what differs: kept if finished, unless `--retrain-stale`;
 moved aside to `OUT_DIR/<env id>/superseded/` and trained afresh if not (nothing is deleted).
+`--fuse` trains the cells not trained yet as fused populations first (one program per env and algo, as `hivex
+sweep` fuses; `--max-members N` splits them), each member into its own cell folder as `hivex train` writes
+it, then scores and records them cell by cell; a stopped population resumes as one. The page's compute
+section counts a fused cell as its share of the program's time.
 `--gpu` trains with the env's GPU config instead (`configs/<algo>_<env>_gpu.yaml`,
 `stop_at_test_return=null`: a reference cell trains its whole budget): for the cells the page marks "GPU
 budget" (Aerial Wildfire Suppression tasks 1-8, ~20 min each on the 2-core CPU). `--agent-steps-scale F`
@@ -61,6 +65,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run as a file: import the package from this checkout
     sys.path.insert(0, str(ROOT))
+
+import _jax_setup  # noqa: E402, F401  (PJRT_NPROC=1 before jax starts: `run --fuse` trains here)
 
 from baselines.hivex_results import main  # noqa: E402
 

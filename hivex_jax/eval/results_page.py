@@ -679,12 +679,11 @@ def not_run_lines(results: dict[Cell, dict[str, Any]]) -> list[str]:
 
 
 def _wall_s(record: dict[str, Any]) -> float:
-    """A cell's wall seconds from its record: compile + training + held-out evaluation (`summary`) + the
-    HIVEX protocol (`wall_s`)."""
+    """A cell's wall seconds from its record: compile + training + held-out evaluation (`summary`; a cell
+    trained as one of `fused_members` members of one program, its share) + the HIVEX protocol (`wall_s`)."""
     summary = record.get("summary", {})
-    return sum(summary.get(k, 0.0) for k in ("compile_s", "train_s", "eval_s")) + record.get("hivex", {}).get(
-        "wall_s", 0.0
-    )
+    program_s = sum(summary.get(k, 0.0) for k in ("compile_s", "train_s", "eval_s"))
+    return program_s / summary.get("fused_members", 1) + record.get("hivex", {}).get("wall_s", 0.0)
 
 
 def compute_lines(records: dict[Cell, dict[str, Any]]) -> list[str]:
@@ -716,9 +715,10 @@ def compute_lines(records: dict[Cell, dict[str, Any]]) -> list[str]:
         "",
         "What our recorded cells took, from their records: wall time of one process per cell on the shared "
         "2-core CPU, often beside other jobs (an upper bound), compiling, training every seed, the held-out "
-        "evaluation and the HIVEX protocol; training agent steps over all our seeds beside HIVEX's one "
-        "training run per cell (reference §2, `max_steps`). HIVEX's run times are not published (the "
-        "reference has none), so no ratio of times can be given: the ratio is of agent steps.",
+        "evaluation and the HIVEX protocol (a cell trained as one of N members of a fused program, `run "
+        "--fuse`, counts 1/N of that program's time); training agent steps over all our seeds beside "
+        "HIVEX's one training run per cell (reference §2, `max_steps`). HIVEX's run times are not "
+        "published (the reference has none), so no ratio of times can be given: the ratio is of agent steps.",
         "",
         "| env | IPPO cells | our wall time (h) | our training agent steps (all seeds) "
         "| HIVEX's (1 run per cell) | ours / HIVEX's |",

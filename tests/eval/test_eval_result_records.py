@@ -268,3 +268,74 @@ def test_run_says_which_cells_were_trained_with_another_config_and_retrains_them
     moved = sorted((runs / "DroneBasedReforestation-v0" / "superseded").iterdir())
     assert [p.name.split("-")[0] for p in moved] == ["task0_level1", "task0_level3"]
     assert (moved[0] / "eval.json").is_file() and (moved[1] / "config.yaml").is_file()
+
+
+def test_compute_counts_a_fused_cell_as_its_share_of_the_program():
+    """A cell trained as one of N members of a fused program (`run --fuse`) counts 1/N of the program's
+    compile + training + evaluation seconds, plus its own HIVEX protocol: two members of a 7,200 s
+    program with 360 s of protocol each take 2 x (3,600 + 360) s = 2.20 h; alone, the same seconds
+    would count twice over (4.20 h)."""
+    held_out = {"env_steps_per_seed": 1_000, "num_seeds": 3}
+    summary = {"compile_s": 200.0, "train_s": 6_800.0, "eval_s": 200.0}
+
+    def records(fused: bool) -> dict:
+        extra = {"fused_members": 2} if fused else {}
+        return {
+            Cell(DBR, 3, level): {
+                "summary": {**summary, **extra},
+                "held_out": held_out,
+                "hivex": {"wall_s": 360.0},
+            }
+            for level in (1, 2)
+        }
+
+    def total_hours(lines: list[str]) -> str:
+        (row,) = [line for line in lines if line.startswith("| all |")]
+        return row.split("|")[3].strip()
+
+    assert total_hours(results_page.compute_lines(records(fused=True))) == "2.20"
+    assert total_hours(results_page.compute_lines(records(fused=False))) == "4.20"
+    assert "counts 1/N of that program's time" in "\n".join(results_page.compute_lines(records(True)))
+
+
+def test_run_fuse_trains_the_unfinished_cells_with_their_own_configs_into_their_cell_folders(
+    tmp_path, monkeypatch
+):
+    """`run --fuse` hands the fused trainer each unfinished cell's config as `hivex train` would load it
+    (the cell's shipped config, its settings, the overrides, its folder) and its cell folder; a finished
+    cell is left out; the levels of one env and algo are one program, a MAPPO cell another."""
+    from baselines import cli_sweep
+    from baselines.config import load_config
+    from baselines.fused_plan import plan_programs
+    from hivex_jax.eval.hivex_cells import parse_cells, train_settings
+
+    runs = tmp_path / "runs"
+    cells = parse_cells("wrm:0:1-3,mappo:wrm:0:1")
+    finished = cells[1]
+    finished.path(runs).mkdir(parents=True)
+    (finished.path(runs) / "eval.json").write_text("{}")
+    given = {}
+
+    def train_fused_programs(configs, labels, run_dirs, max_members=None, progress=True, command=""):
+        given.update(configs=configs, labels=labels, run_dirs=run_dirs, max_members=max_members)
+        return {}
+
+    monkeypatch.setattr(cli_sweep, "train_fused_programs", train_fused_programs)
+    hivex_results.train_fused(cells, runs, ["lr=1e-3"], max_members=5)
+    pending = [cells[0], cells[2], cells[3]]
+    assert given["labels"] == [c.label() for c in pending]
+    assert given["run_dirs"] == [c.path(runs) for c in pending] and given["max_members"] == 5
+    for cell, config in zip(pending, given["configs"], strict=True):
+        where = [f"out_dir={cell.path(runs).parent}", f"name={cell.dirname}"]
+        shipped = hivex_results.ROOT / "configs" / cell.config
+        assert config == load_config(shipped, [*train_settings(cell, ["lr=1e-3"]), *where])
+        assert (config.level, config.lr, config.algo) == (cell.level, 1e-3, cell.algo)
+    assert plan_programs(given["configs"]) == [[0, 1], [2]]
+
+
+def test_run_fuse_refuses_a_bad_member_count_before_anything_moves(tmp_path):
+    with pytest.raises(SystemExit, match="--max-members must be at least 1; got 0"):
+        hivex_results.main(
+            ["run", "--fuse", "--max-members", "0", "--cells", "wrm:0:1", "--out-dir", str(tmp_path)]
+        )
+    assert not any(tmp_path.iterdir())
