@@ -670,7 +670,7 @@ def not_run_lines(results: dict[Cell, dict[str, Any]]) -> list[str]:
         if gpu:
             text += (
                 ("; " if text else "")
-                + f"{GPU_BUDGET} (`python scripts/hivex_results.py run --gpu --cells "
+                + f"{GPU_BUDGET} (`python scripts/hivex_results.py run --gpu --fuse --cells "
                 + f"{gpu_budget_spec(env_id)}`): "
                 + _group(gpu, with_env=False)
             )
@@ -770,9 +770,11 @@ def render_page(
         f"It renders from the committed record of each cell we measured, `{records_dir}/<env id>/"
         "task<t>_level<l>.json` (`task<t>.json` for Ocean Plastic Collection): the numbers this page shows "
         "of the cell, its per-seed means and per-world statistics, and where, when and with what it was "
-        "measured. `python scripts/hivex_results.py run [--agent-steps-scale F]` trains and evaluates the "
-        "missing cells and records each as it finishes (it is resumable; a cell trained with another config "
-        "than its shipped one now is named, and retrained with `--retrain-stale`); `python "
+        "measured. `python scripts/hivex_results.py run [--fuse] [--agent-steps-scale F]` trains and "
+        "evaluates the missing cells and records each as it finishes (it is resumable; with `--fuse` the "
+        "cells of one env and algo train as one fused population, as `hivex sweep` fuses, each into its own "
+        "folder; a cell trained with another config than its shipped one now is named, and retrained with "
+        "`--retrain-stale`); `python "
         "scripts/hivex_results.py record` records run folders trained before. The page is not written "
         "when it would show fewer of our cells than the page it replaces (`--allow-fewer` overrides).",
         "",

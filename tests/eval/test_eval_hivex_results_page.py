@@ -173,7 +173,7 @@ def test_cells_left_to_a_gpu_are_marked_listed_with_their_command_and_not_counte
     )
     (line,) = [line for line in results_page.not_run_lines(results) if line.startswith(f"- {aws}: ")]
     assert line.startswith(
-        f"- {aws}: task 0 levels 1–10; GPU budget (`python scripts/hivex_results.py run --gpu --cells "
+        f"- {aws}: task 0 levels 1–10; GPU budget (`python scripts/hivex_results.py run --gpu --fuse --cells "
         "aws:1-8:1-10`): task 1 levels 1–10; task 2 levels 1–10;"
     )
     assert "Aerial Wildfire Suppression tasks 1–8" in page
