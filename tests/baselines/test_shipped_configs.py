@@ -83,6 +83,16 @@ CHANGED_SINCE = {
     **{name: {**NO_TEACHER, "train_reward_weights_anneal_updates": 50} for name in OPC_GPU},
     # issue 32: twice the budget, so that every seed of five reaches 0.75 of scripted
     **{f"{algo}_drone_based_reforestation.yaml": {"total_env_steps": 819200} for algo in ("ippo", "mappo")},
+    # issue 32: a fifth of the entropy bonus, so that the stochastic policy meets 0.95 of scripted (the
+    # message demo keeps the 0.005 it was measured with)
+    **{
+        name: {"ent_coef": 0.001}
+        for name in (
+            "ippo_wildfire_resource_management.yaml",
+            "mappo_wildfire_resource_management.yaml",
+            "ippo_wildfire_resource_management_gpu.yaml",
+        )
+    },
 }
 
 
