@@ -160,7 +160,7 @@ def _metric_functions(normalised: bool) -> dict[str, Callable[[np.ndarray], floa
     scores, where 1 means something."""
     _, metrics = _rliable()
     functions = {
-        "iqm": metrics.aggregate_iqm,
+        "iqm": _iqm,
         "mean": metrics.aggregate_mean,
         "median": metrics.aggregate_median,
         "optimality_gap": metrics.aggregate_optimality_gap,
@@ -168,6 +168,21 @@ def _metric_functions(normalised: bool) -> dict[str, Callable[[np.ndarray], floa
     if not normalised:
         del functions["optimality_gap"]
     return functions
+
+
+def _iqm(scores: np.ndarray) -> float:
+    """rliable's `aggregate_iqm` (scipy's 25 % `trim_mean` over every score) without scipy's nan-policy
+    wrapper, which took most of a bootstrap replicate's time (the same function, the same floats)."""
+    import scipy.stats
+
+    trim_mean = getattr(scipy.stats.trim_mean, "__wrapped__", scipy.stats.trim_mean)
+    return trim_mean(scores, proportiontocut=0.25, axis=None)
+
+
+def _score_distribution(scores: np.ndarray, taus: np.ndarray) -> np.ndarray:
+    """rliable's score distribution (`np.mean(scores > tau)` per tau) for every tau at once: rliable
+    `np.vectorize`s it over the taus in each bootstrap replicate. Exact: the means count 0s and 1s."""
+    return (np.ravel(scores)[:, None] > np.asarray(taus)[None, :]).mean(axis=0)
 
 
 def aggregate_intervals(
@@ -229,7 +244,9 @@ def performance_profiles(
     pad = 0.05 * (hi - lo) if hi > lo else 0.5
     taus = np.linspace(lo - pad, hi + pad, num_taus)
     with _seeded(seed):
-        profiles, intervals = library.create_performance_profile(matrices, taus, reps=reps)
+        profiles, intervals = library.create_performance_profile(
+            matrices, taus, custom_profile_func=_score_distribution, reps=reps
+        )
     out: dict[str, Any] = {"tau": taus.tolist()}
     for name in matrices:
         out[name] = {

@@ -162,3 +162,24 @@ def test_write_sweep_aggregates_files(tmp_path):
     assert taus[0] < 0.1 and taus[-1] > 1.0  # spans every score (0.1 .. 1.0)
     for name in ("aggregates.png", "profiles.png"):
         assert (tmp_path / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_fast_iqm_and_score_distribution_are_rliables_bit_for_bit():
+    """The per-replicate IQM and score distribution (`_iqm`, `_score_distribution`) return exactly what
+    rliable's `aggregate_iqm` and `score_distributions` return, ties included, and a performance profile
+    built with them equals rliable's own, intervals and all."""
+    library, metrics = ag._rliable()  # rliable imported through the project's pandas-3 shim
+    rng = np.random.default_rng(3)
+    for shape in [(3, 32), (5, 7), (1, 1), (2, 50)]:
+        scores = np.round(rng.normal(size=shape), 1)  # rounded: many ties, some on the thresholds
+        assert ag._iqm(scores) == metrics.aggregate_iqm(scores)
+        taus = np.linspace(-2.0, 2.0, 41)
+        assert np.array_equal(ag._score_distribution(scores, taus), library.score_distributions(scores, taus))
+    matrices = {"a": np.round(rng.normal(size=(3, 8)), 1), "b": np.round(rng.normal(size=(3, 8)), 1)}
+    got = ag.performance_profiles(matrices, num_taus=9, reps=REPS, seed=0)
+    with ag._seeded(0):  # rliable's own profile at the thresholds it chose
+        expected = library.create_performance_profile(matrices, np.array(got["tau"]), reps=REPS)
+    for name in matrices:
+        assert got[name]["fraction_above"] == np.asarray(expected[0][name]).tolist()
+        assert got[name]["ci95_low"] == np.asarray(expected[1][name][0]).tolist()
+        assert got[name]["ci95_high"] == np.asarray(expected[1][name][1]).tolist()
