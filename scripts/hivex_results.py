@@ -24,7 +24,10 @@ moved aside to `OUT_DIR/<env id>/superseded/` and trained afresh if not (nothing
 `--fuse` trains the cells not trained yet as fused populations first (one program per env and algo, as `hivex
 sweep` fuses; `--max-members N` splits them), each member into its own cell folder as `hivex train` writes
 it, then scores and records them cell by cell; a stopped population resumes as one. The page's compute
-section counts a fused cell as its share of the program's time.
+section counts a fused cell as its share of the program's time. On the 2-core CPU fusing pays for
+Wind Farm Control and Wildfire Resource Management; Drone-Based Reforestation's and Aerial Wildfire
+Suppression's cells cost their training, which a larger batch does not shorten there
+(docs/benchmarks.md).
 `--gpu` trains with the env's GPU config instead (`configs/<algo>_<env>_gpu.yaml`,
 `stop_at_test_return=null`: a reference cell trains its whole budget): for the cells the page marks "GPU
 budget" (Aerial Wildfire Suppression tasks 1-8, ~20 min each on the 2-core CPU). `--agent-steps-scale F`
