@@ -26,6 +26,7 @@ from hivex_jax.eval.hivex_cells import (
     train_settings,
 )
 from hivex_jax.eval.result_records import read_json
+from hivex_jax.eval.results_csv import CELLS_FILE, SEEDS_FILE
 from hivex_jax.eval.results_page import (
     RECORDS_DIR,
     record_cell,
@@ -260,14 +261,19 @@ def record_main(args: argparse.Namespace) -> int:
 
 
 def page_main(args: argparse.Namespace) -> int:
-    """`page`: write the page from the records."""
+    """`page`: write the page (and its CSV tables) from the records."""
+    if not Path(args.records).is_dir():
+        raise ValueError(f"no records folder {args.records}")
     command = "python scripts/hivex_results.py page"
     if args.records != DEFAULT_RECORDS:
         command += f" --records {args.records}"
     if args.out != DEFAULT_PAGE:
         command += f" --out {args.out}"
     out, num_cells = write_page(args.records, args.out, command, allow_fewer=args.allow_fewer)
-    print(f"wrote {out}: {num_cells} cell(s) with records in {args.records}")
+    print(
+        f"wrote {out} and {Path(args.records).parent}/{{{CELLS_FILE},{SEEDS_FILE}}}: {num_cells} cell(s) "
+        f"with records in {args.records}"
+    )
     return 0
 
 

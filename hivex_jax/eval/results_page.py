@@ -39,6 +39,7 @@ from hivex_jax.eval.result_records import (
     vanished,
     write_record,
 )
+from hivex_jax.eval.results_csv import CELLS_FILE, SEEDS_FILE, write_csvs
 from hivex_jax.eval.results_trends import (
     BOOTSTRAP_RESAMPLES,
     MIN_CELLS,
@@ -780,6 +781,11 @@ def render_page(
         "scripts/hivex_results.py record` records run folders trained before. The page is not written "
         "when it would show fewer of our cells than the page it replaces (`--allow-fewer` overrides).",
         "",
+        f"The same numbers as tables for code, written with the page: `{Path(records_dir).parent}/"
+        f"{CELLS_FILE}` (one row per cell we measured, IPPO and MAPPO, beside HIVEX's published values) and "
+        f"`{Path(records_dir).parent}/{SEEDS_FILE}` (one row per cell, protocol, policy and training seed: "
+        "the per-seed scores an rliable aggregate needs).",
+        "",
         *([provenance, ""] if provenance else []),
         "What the columns are:",
         "",
@@ -890,4 +896,5 @@ def write_page(
     write_trend_figures(one_budget(results)[0], out.parent / "images")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text, encoding="utf-8")
+    write_csvs(records, Path(records_dir).parent)
     return out, len(records)

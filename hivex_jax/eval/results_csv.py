@@ -1,0 +1,162 @@
+"""The reference results as two CSV tables, for researchers who compare against them in code rather than read
+docs/hivex_results.md: one row per cell we measured (ours and HIVEX's published numbers side by side) and one
+row per (cell, protocol, policy, training seed), the per-seed scores that rliable-style aggregates need.
+
+Both are written from the committed records (`results_page.load_records`) by `python scripts/hivex_results.py
+page`, beside the records folder: `hivex_cells.csv` and `hivex_seeds.csv`.
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+from typing import Any
+
+from hivex_jax.eval.hivex_cells import Cell
+from hivex_jax.eval.hivex_published import level_key, load_published, published_table
+
+CELLS_FILE = "hivex_cells.csv"
+SEEDS_FILE = "hivex_seeds.csv"
+
+CELL_COLUMNS = (
+    "env_id",
+    "algo",
+    "task",
+    "task_name",
+    "level",
+    "num_seeds",
+    "env_steps_per_seed",
+    "hivex_test_mean",
+    "hivex_best_run",
+    "ours_hivex_protocol_stochastic",
+    "scripted_hivex_protocol",
+    "random_hivex_protocol",
+    "heldout_greedy_mean",
+    "heldout_greedy_ci95",
+    "heldout_greedy_seed_min",
+    "heldout_stochastic_mean",
+    "heldout_stochastic_ci95",
+    "heldout_stochastic_seed_min",
+    "heldout_scripted",
+    "heldout_random",
+    "heldout_worlds",
+    "measured_on",
+    "jax_version",
+    "backend",
+)
+SEED_COLUMNS = ("env_id", "algo", "task", "level", "protocol", "policy", "seed", "return")
+
+
+def _published(cell: Cell, kind: str) -> float | None:
+    """HIVEX's published value of an IPPO cell in table `kind` ("test_mean", "best_run"); None otherwise."""
+    table = published_table(cell.env_id, kind)
+    if cell.algo != "ippo" or table is None:
+        return None
+    return table["rows"].get(str(cell.task), {}).get(level_key(cell.level))
+
+
+def _hivex_cell(record: dict[str, Any], policy: str) -> float | None:
+    """A policy's HIVEX-protocol cell value in a record (None if not scored that way)."""
+    block = (record.get("hivex") or {}).get("policies", {}).get(policy)
+    return None if block is None else block["cell"]
+
+
+def _held(record: dict[str, Any], policy: str, key: str) -> float | None:
+    """A policy's held-out summary value `key` ("mean", "ci95", "seed_min") in a record, or None."""
+    block = (record.get("held_out") or {}).get("policies", {}).get(policy)
+    return None if block is None else block["summary"].get(key)
+
+
+def _worlds(held: dict[str, Any]) -> str:
+    """The held-out worlds as "first:stop" when consecutive (6000:6032), else space-separated."""
+    worlds = [int(w) for w in held.get("worlds", [])]
+    if worlds and worlds == list(range(worlds[0], worlds[0] + len(worlds))):
+        return f"{worlds[0]}:{worlds[-1] + 1}"
+    return " ".join(map(str, worlds))
+
+
+def cell_rows(records: dict[Cell, dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per record (`CELL_COLUMNS`) in env, algo, task, level order; None where a value is absent."""
+    envs = load_published()["envs"]
+    rows = []
+    for cell, record in sorted(records.items(), key=lambda kv: _order(kv[0])):
+        held = record.get("held_out") or {}
+        summary = record.get("summary") or {}
+        rows.append(
+            {
+                "env_id": cell.env_id,
+                "algo": cell.algo,
+                "task": cell.task,
+                "task_name": envs[cell.env_id]["task_names"].get(str(cell.task)),
+                "level": cell.level,
+                "num_seeds": held.get("num_seeds"),
+                "env_steps_per_seed": held.get("env_steps_per_seed"),
+                "hivex_test_mean": _published(cell, "test_mean"),
+                "hivex_best_run": _published(cell, "best_run"),
+                "ours_hivex_protocol_stochastic": _hivex_cell(record, "stochastic"),
+                "scripted_hivex_protocol": _hivex_cell(record, "scripted"),
+                "random_hivex_protocol": _hivex_cell(record, "random"),
+                "heldout_greedy_mean": _held(record, "greedy", "mean"),
+                "heldout_greedy_ci95": _held(record, "greedy", "ci95"),
+                "heldout_greedy_seed_min": _held(record, "greedy", "seed_min"),
+                "heldout_stochastic_mean": _held(record, "stochastic", "mean"),
+                "heldout_stochastic_ci95": _held(record, "stochastic", "ci95"),
+                "heldout_stochastic_seed_min": _held(record, "stochastic", "seed_min"),
+                "heldout_scripted": _held(record, "scripted", "mean"),
+                "heldout_random": _held(record, "random", "mean"),
+                "heldout_worlds": _worlds(held),
+                "measured_on": " ".join(sorted(set((record.get("measured_on") or {}).values()))),
+                "jax_version": summary.get("jax_version"),
+                "backend": summary.get("backend"),
+            }
+        )
+    return rows
+
+
+def seed_rows(records: dict[Cell, dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per (cell, protocol, trained policy, training seed) (`SEED_COLUMNS`): the held-out mean over
+    the worlds of seed i, and the HIVEX protocol's run i (run i = training seed i)."""
+    rows = []
+    for cell, record in sorted(records.items(), key=lambda kv: _order(kv[0])):
+        base = {"env_id": cell.env_id, "algo": cell.algo, "task": cell.task, "level": cell.level}
+        for policy in ("greedy", "stochastic"):
+            block = (record.get("held_out") or {}).get("policies", {}).get(policy) or {}
+            for seed, value in enumerate(block.get("seed_means", [])):
+                rows.append({**base, "protocol": "held_out", "policy": policy, "seed": seed, "return": value})
+        block = (record.get("hivex") or {}).get("policies", {}).get("stochastic") or {}
+        for seed, run in enumerate(block.get("runs", [])):
+            rows.append(
+                {**base, "protocol": "hivex", "policy": "stochastic", "seed": seed, "return": run["mean"]}
+            )
+    return rows
+
+
+def _order(cell: Cell) -> tuple:
+    """Sort key: the published envs' order, then IPPO before MAPPO, task, level."""
+    envs = list(load_published()["envs"])
+    return (
+        envs.index(cell.env_id),
+        cell.algo != "ippo",
+        cell.algo,
+        cell.task,
+        -1 if cell.level is None else cell.level,
+    )
+
+
+def _write(path: Path, columns: tuple[str, ...], rows: list[dict[str, Any]]) -> None:
+    """Write `rows` under the header `columns`; None as an empty field, floats as repr (no rounding)."""
+    with path.open("w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=columns, lineterminator="\n")
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({k: "" if row[k] is None else row[k] for k in columns})
+
+
+def write_csvs(records: dict[Cell, dict[str, Any]], out_dir: str | Path) -> tuple[Path, Path]:
+    """Write `hivex_cells.csv` and `hivex_seeds.csv` of `records` into `out_dir`; returns both paths."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    cells, seeds = out_dir / CELLS_FILE, out_dir / SEEDS_FILE
+    _write(cells, CELL_COLUMNS, cell_rows(records))
+    _write(seeds, SEED_COLUMNS, seed_rows(records))
+    return cells, seeds
