@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -87,3 +88,12 @@ def test_page_writes_the_tables_beside_the_records_and_refuses_a_missing_folder(
     assert f"`{records.parent}/{results_csv.SEEDS_FILE}`" in out.read_text()
     with pytest.raises(SystemExit, match=r"^hivex_results page: no records folder \S+nowhere$"):
         hivex_results.main(["page", "--records", str(tmp_path / "nowhere"), "--out", str(out)])
+
+
+def test_the_committed_tables_are_those_of_the_committed_records(tmp_path):
+    """docs/data/results/hivex_{cells,seeds}.csv as committed: what `page` writes from the records beside
+    them (rerun `python scripts/hivex_results.py page` after recording cells)."""
+    records = Path(__file__).resolve().parents[2] / results_page.RECORDS_DIR
+    written = results_csv.write_csvs(results_page.load_records(records), tmp_path)
+    for path in written:
+        assert path.read_text() == (records.parent / path.name).read_text(), path.name
