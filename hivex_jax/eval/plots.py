@@ -106,6 +106,15 @@ def _band(
     return bool(np.any(low < limits[0]) or np.any(high > limits[1]))
 
 
+def _steps_axis(ax: Any) -> None:
+    """Label the x axis as env steps per seed, ticks in short engineering form ("40k", "1.2M") so that
+    six-digit step counts do not run into each other."""
+    from matplotlib.ticker import EngFormatter
+
+    ax.set_xlabel("env steps per seed")
+    ax.xaxis.set_major_formatter(EngFormatter(sep=""))
+
+
 def _limit_axis(
     ax: Any, limits: tuple[float, float], clipped: bool, vertical: bool = True, band: bool = False
 ) -> tuple[list, list[str]]:
@@ -152,7 +161,7 @@ def learning_curve(
         "C0",
         limits,
     )
-    ax.set_xlabel("env steps per seed")
+    _steps_axis(ax)
     ax.set_ylabel(train_label)
     ax.grid(alpha=0.3)
     ax.legend(*_limit_axis(ax, limits, clipped, band=True), loc="best", fontsize=8)
@@ -168,7 +177,7 @@ def learning_curve(
         for i, (name, value) in enumerate(references.items()):
             color = f"C{i + 1 + len(eval_values)}"
             ax.axhline(value, color=color, linestyle="--", label=f"{name} ({value:.0f})")
-        ax.set_xlabel("env steps per seed")
+        _steps_axis(ax)
         ax.set_ylabel(eval_label)
         ax.grid(alpha=0.3)
         ax.legend(*_limit_axis(ax, limits, clipped, band=True), loc="best", fontsize=8)

@@ -34,6 +34,7 @@ def saved(monkeypatch):
                 "ylim": [ax.get_ylim() for ax in fig.axes],
                 "xlim": [ax.get_xlim() for ax in fig.axes],
                 "yticklabels": [[t.get_text() for t in ax.get_yticklabels()] for ax in fig.axes],
+                "xticklabels": [[t.get_text() for t in ax.get_xticklabels()] for ax in fig.axes],
             }
         )
         return real(fig, path, dpi)
@@ -154,3 +155,15 @@ def test_headers_print_no_level_for_an_env_without_one():
     results = {"env_id": "OceanPlasticCollection-v0", "task": 0, "level": None, "test_run": test_run}
     header = format_hivex_results({**results, "policies": {}}).splitlines()[0]
     assert header.startswith("HIVEX protocol: OceanPlasticCollection-v0 task 0, ") and "None" not in header
+
+
+def test_learning_curve_step_ticks_are_short(tmp_path, saved):
+    """Six-digit env-step counts as "150k" (they ran into each other as "100000120000140000")."""
+    steps = np.linspace(0.0, 160_000.0, 9)
+    train = np.vstack([np.linspace(0.0, 1.0, 9), np.linspace(0.1, 1.1, 9)])
+    tests = np.array([[1000.0, 3000.0], [500.0, 2500.0]])
+    plots.learning_curve(tmp_path / "c.png", steps, train, steps[[4, 8]], tests, {"scripted": 2500.0})
+    for labels in saved[-1]["xticklabels"]:
+        shown = [t for t in labels if t]
+        assert shown and all(len(t) <= 5 for t in shown), labels
+    assert "150k" in saved[-1]["xticklabels"][1] or "160k" in saved[-1]["xticklabels"][1]
