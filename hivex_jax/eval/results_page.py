@@ -784,7 +784,12 @@ def render_page(
         f"The same numbers as tables for code, written with the page: `{Path(records_dir).parent}/"
         f"{CELLS_FILE}` (one row per cell we measured, IPPO and MAPPO, beside HIVEX's published values) and "
         f"`{Path(records_dir).parent}/{SEEDS_FILE}` (one row per cell, protocol, policy and training seed: "
-        "the per-seed scores an rliable aggregate needs).",
+        "the per-seed scores an rliable aggregate needs). Columns: returns are per agent and episode as on "
+        "this page; `heldout_<policy>_mean` is the mean over training seeds of each seed's mean over the "
+        "held-out worlds (`heldout_worlds`), `_ci95` its Student-t 95% half-width, `_seed_min` the lowest "
+        "seed's; `ours_hivex_protocol_stochastic` and the `_hivex_protocol` baselines are HIVEX-protocol "
+        "cell values; `hivex_test_mean` / `hivex_best_run` are HIVEX's (IPPO rows only); an empty field "
+        "was not measured.",
         "",
         *([provenance, ""] if provenance else []),
         "What the columns are:",
