@@ -55,16 +55,15 @@ def _published(cell: Cell, kind: str) -> float | None:
     return table["rows"].get(str(cell.task), {}).get(level_key(cell.level))
 
 
-def _hivex_cell(record: dict[str, Any], policy: str) -> float | None:
-    """A policy's HIVEX-protocol cell value in a record (None if not scored that way)."""
-    block = (record.get("hivex") or {}).get("policies", {}).get(policy)
-    return None if block is None else block["cell"]
-
-
-def _held(record: dict[str, Any], policy: str, key: str) -> float | None:
-    """A policy's held-out summary value `key` ("mean", "ci95", "seed_min") in a record, or None."""
-    block = (record.get("held_out") or {}).get("policies", {}).get(policy)
-    return None if block is None else block["summary"].get(key)
+def policy_value(
+    record: dict[str, Any] | None, protocol: str, policy: str, key: str = "mean"
+) -> float | None:
+    """A policy's number in a cell record: its HIVEX-protocol cell value (`protocol` "hivex") or its held-out
+    summary value `key` ("mean", "ci95", "seed_min"; `protocol` "held_out"); None where not measured."""
+    block = ((record or {}).get(protocol) or {}).get("policies", {}).get(policy)
+    if block is None:
+        return None
+    return block["cell"] if protocol == "hivex" else block["summary"].get(key)
 
 
 def _worlds(held: dict[str, Any]) -> str:
@@ -93,17 +92,17 @@ def cell_rows(records: dict[Cell, dict[str, Any]]) -> list[dict[str, Any]]:
                 "env_steps_per_seed": held.get("env_steps_per_seed"),
                 "hivex_test_mean": _published(cell, "test_mean"),
                 "hivex_best_run": _published(cell, "best_run"),
-                "ours_hivex_protocol_stochastic": _hivex_cell(record, "stochastic"),
-                "scripted_hivex_protocol": _hivex_cell(record, "scripted"),
-                "random_hivex_protocol": _hivex_cell(record, "random"),
-                "heldout_greedy_mean": _held(record, "greedy", "mean"),
-                "heldout_greedy_ci95": _held(record, "greedy", "ci95"),
-                "heldout_greedy_seed_min": _held(record, "greedy", "seed_min"),
-                "heldout_stochastic_mean": _held(record, "stochastic", "mean"),
-                "heldout_stochastic_ci95": _held(record, "stochastic", "ci95"),
-                "heldout_stochastic_seed_min": _held(record, "stochastic", "seed_min"),
-                "heldout_scripted": _held(record, "scripted", "mean"),
-                "heldout_random": _held(record, "random", "mean"),
+                "ours_hivex_protocol_stochastic": policy_value(record, "hivex", "stochastic"),
+                "scripted_hivex_protocol": policy_value(record, "hivex", "scripted"),
+                "random_hivex_protocol": policy_value(record, "hivex", "random"),
+                "heldout_greedy_mean": policy_value(record, "held_out", "greedy", "mean"),
+                "heldout_greedy_ci95": policy_value(record, "held_out", "greedy", "ci95"),
+                "heldout_greedy_seed_min": policy_value(record, "held_out", "greedy", "seed_min"),
+                "heldout_stochastic_mean": policy_value(record, "held_out", "stochastic", "mean"),
+                "heldout_stochastic_ci95": policy_value(record, "held_out", "stochastic", "ci95"),
+                "heldout_stochastic_seed_min": policy_value(record, "held_out", "stochastic", "seed_min"),
+                "heldout_scripted": policy_value(record, "held_out", "scripted", "mean"),
+                "heldout_random": policy_value(record, "held_out", "random", "mean"),
                 "heldout_worlds": _worlds(held),
                 "measured_on": " ".join(sorted(set((record.get("measured_on") or {}).values()))),
                 "jax_version": summary.get("jax_version"),

@@ -39,7 +39,7 @@ from hivex_jax.eval.result_records import (
     vanished,
     write_record,
 )
-from hivex_jax.eval.results_csv import CELLS_FILE, SEEDS_FILE, write_csvs
+from hivex_jax.eval.results_csv import CELLS_FILE, SEEDS_FILE, policy_value, write_csvs
 from hivex_jax.eval.results_trends import (
     BOOTSTRAP_RESAMPLES,
     MIN_CELLS,
@@ -229,21 +229,9 @@ def _ci(summary: dict[str, Any]) -> str:
     return _fmt(summary["mean"], digits)
 
 
-def _policy_value(result: dict[str, Any] | None, protocol: str, policy: str) -> float | None:
-    """A policy's number in a cell: the HIVEX-protocol cell value or the held-out mean (None if absent)."""
-    if result is None:
-        return None
-    block = (result.get(protocol) or {}).get("policies", {}).get(policy)
-    if block is None:
-        return None
-    return block["cell"] if protocol == "hivex" else block["summary"]["mean"]
-
-
 def _both(result: dict[str, Any] | None, policy: str) -> str:
     """ "HIVEX-protocol / held-out" value of a baseline policy."""
-    return (
-        f"{_fmt(_policy_value(result, 'hivex', policy))} / {_fmt(_policy_value(result, 'held_out', policy))}"
-    )
+    return f"{_fmt(policy_value(result, 'hivex', policy))} / {_fmt(policy_value(result, 'held_out', policy))}"
 
 
 def _comparable(cell: Cell, result: dict[str, Any] | None) -> str:
@@ -447,7 +435,7 @@ def mappo_lines(
             for algo, part in held.items()
             for policy in ("greedy", "stochastic")
         }
-        protocol = _policy_value(mappo.get(dataclasses.replace(cell, algo="mappo")), "hivex", "stochastic")
+        protocol = policy_value(mappo.get(dataclasses.replace(cell, algo="mappo")), "hivex", "stochastic")
         out.append(
             f"| {_level_label(env_id, level)} | {value['ippo', 'greedy']} | {value['mappo', 'greedy']} "
             f"| {value['ippo', 'stochastic']} | {value['mappo', 'stochastic']} | {_fmt(protocol)} |"
@@ -520,7 +508,7 @@ def env_section(
             stochastic = _ci(held["policies"]["stochastic"]["summary"]) if held else "—"
             out.append(
                 f"| {task} {env['task_names'][task]} | {_level_label(env_id, level)} | {_pub(row[level])} "
-                f"| {_pub(best['rows'][task][level])} | {_fmt(_policy_value(result, 'hivex', 'stochastic'))} "
+                f"| {_pub(best['rows'][task][level])} | {_fmt(policy_value(result, 'hivex', 'stochastic'))} "
                 f"| {greedy} | {stochastic} | {_both(result, 'scripted')} | {_both(result, 'random')} "
                 f"| {_comparable(cell, result)} |"
             )
@@ -534,7 +522,7 @@ def env_section(
         ours = {
             c.level: v
             for c, r in same_budget.items()
-            if c.task == 0 and (v := _policy_value(r, "hivex", "stochastic")) is not None
+            if c.task == 0 and (v := policy_value(r, "hivex", "stochastic")) is not None
         }
         seeds = {
             c.level: s for c, r in same_budget.items() if c.task == 0 and (s := protocol_seeds(r)) is not None
