@@ -1,12 +1,14 @@
 """Summarise Ocean Plastic Collection training runs (issue 16): one row per run and policy.
 
-    python scripts/opc_runs_summary.py RUN_DIR [RUN_DIR ...] [--curve]
+    python scripts/opc_runs_summary.py RUN_DIR [RUN_DIR ...] [--curve] [--eval-file NAME]
 
 Per run and policy (greedy, stochastic, scripted, random): the held-out return (mean over worlds per
 seed, then mean +- 95 % CI over seeds, Student t), the fraction of the scripted return on the same
 worlds (per seed; mean +- 95 % CI), and per-vessel means of pebbles collected, border crossings and
 vessel collisions; then compile / training / evaluation seconds from summary.json. `--curve` adds the
 learning curve: training episode return (mean over seeds) against env steps per seed, from metrics.csv.
+`--eval-file` reads another evaluation of the runs than eval.json, e.g. the zero-shot one that `hivex
+evaluate RUN num_agents=3` writes (`eval_6000-6031__num_agents=3.json`); a run without it is named on stderr.
 """
 
 from __future__ import annotations
@@ -35,9 +37,9 @@ def _per_seed(per_world: list[dict], stat: str) -> np.ndarray:
     return np.asarray(values, dtype=np.float64).mean(axis=0)
 
 
-def run_rows(run_dir: Path) -> list[str]:
-    """Markdown rows of one finished run (needs eval.json)."""
-    results = json.loads((run_dir / "eval.json").read_text())
+def run_rows(run_dir: Path, eval_file: str = "eval.json") -> list[str]:
+    """Markdown rows of one finished run (needs its evaluation file, eval.json by default)."""
+    results = json.loads((run_dir / eval_file).read_text())
     policies = results["policies"]
     scripted = float(policy_scores(results, "scripted").mean())
     rows = []
@@ -83,16 +85,21 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("runs", nargs="+", type=Path)
     parser.add_argument("--curve", action="store_true")
+    parser.add_argument(
+        "--eval-file", default="eval.json", help="the evaluation file in each run folder (default eval.json)"
+    )
     args = parser.parse_args(argv)
     print(
         "| run | policy | return ± 95 % CI (per seed) | fraction of scripted | pebbles | crossed | collided "
         "| worlds |\n|---|---|---|---|---|---|---|---|"
     )
     for run_dir in args.runs:
-        if (run_dir / "eval.json").is_file():
-            print("\n".join(run_rows(run_dir)))
+        if (run_dir / args.eval_file).is_file():
+            print("\n".join(run_rows(run_dir, args.eval_file)))
+        else:
+            print(f"opc_runs_summary: no {args.eval_file} in {run_dir}", file=sys.stderr)
     for run_dir in args.runs:
-        if (run_dir / "eval.json").is_file():
+        if (run_dir / "eval.json").is_file() and (run_dir / "summary.json").is_file():
             print(timing(run_dir))
         if args.curve and (run_dir / "metrics.csv").is_file():
             print(curve(run_dir))

@@ -1,0 +1,73 @@
+"""scripts/opc_runs_summary.py tabulates an OPC run's evaluation: returns per seed, the fraction of the
+scripted return, and per-vessel pebbles / crossings / collisions, from eval.json or another named file."""
+
+import importlib.util
+import json
+from pathlib import Path
+
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "opc_runs_summary.py"
+
+
+def _module():
+    spec = importlib.util.spec_from_file_location("opc_runs_summary", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _world(world, returns, collisions):
+    """One world's entry: per-seed returns (trained) or one return (baselines), per-seed vessel stats."""
+    stats = {"pebbles_collected": [10.0] * len(collisions), "border_crossings": [0.0] * len(collisions)}
+    stats["vessel_collisions"] = collisions
+    if len(returns) == 1:
+        return {"world": world, "return_mean": returns[0], "stats": {k: v[0] for k, v in stats.items()}}
+    return {
+        "world": world,
+        "return_mean": sum(returns) / len(returns),
+        "return_per_seed": returns,
+        "stats": stats,
+    }
+
+
+def _write_eval(path: Path) -> None:
+    # two seeds, two worlds: seed 0 returns 100 and 300 (mean 200), seed 1 returns 50 and 150 (mean 100)
+    trained = [_world(6000, [100.0, 50.0], [0.0, 1.0]), _world(6001, [300.0, 150.0], [0.5, 0.5])]
+    baseline = {
+        "scripted": [_world(6000, [400.0], [0.0]), _world(6001, [400.0], [0.0])],
+        "random": [_world(6000, [-100.0], [0.0]), _world(6001, [-100.0], [0.0])],
+    }
+    policies = {"greedy": {"per_world": trained}, "stochastic": {"per_world": trained}}
+    policies.update({name: {"per_world": worlds} for name, worlds in baseline.items()})
+    path.write_text(json.dumps({"policies": policies, "env_steps_per_seed": 1024}))
+
+
+def test_rows_give_per_seed_returns_fraction_of_scripted_and_collisions(tmp_path):
+    run = tmp_path / "N6"
+    run.mkdir()
+    _write_eval(run / "eval_6000-6001__num_agents=3.json")
+    rows = _module().run_rows(run, "eval_6000-6001__num_agents=3.json")
+    greedy = next(r for r in rows if "| greedy |" in r)
+    assert "150.0 ± " in greedy and "(200.0, 100.0)" in greedy  # per-seed means over the two worlds
+    assert "| 0.375 ± " in greedy  # 150 / 400
+    assert greedy.endswith("| 10.0 | 0.00 | 0.50 | 2 |")  # collisions: mean of (0+0.5)/2 and (1+0.5)/2
+
+
+def test_a_run_without_the_named_evaluation_is_named_on_stderr(tmp_path, capsys):
+    run = tmp_path / "N6"
+    run.mkdir()
+    _write_eval(run / "eval.json")
+    _module().main([str(run), "--eval-file", "eval_missing.json"])
+    captured = capsys.readouterr()
+    assert f"no eval_missing.json in {run}" in captured.err
+    assert "| N6 |" not in captured.out
+
+
+def test_default_is_eval_json(tmp_path, capsys):
+    run = tmp_path / "R"
+    run.mkdir()
+    _write_eval(run / "eval.json")
+    (run / "summary.json").write_text(json.dumps({"compile_s": 1.0, "train_s": 2.0, "eval_s": 3.0}))
+    _module().main([str(run)])
+    out = capsys.readouterr().out
+    assert out.count("| R |") == 4  # greedy, stochastic, scripted, random
+    assert "R: 1,024 env steps per seed; s: compile_s 1, train_s 2, eval_s 3" in out
