@@ -1,18 +1,18 @@
 """scripts/opc_runs_summary.py tabulates an OPC run's evaluation: returns per seed, the fraction of the
 scripted return, and per-vessel pebbles / crossings / collisions, from eval.json or another named file."""
 
-import importlib.util
 import json
+import subprocess
+import sys
 from pathlib import Path
 
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "opc_runs_summary.py"
+REPO = Path(__file__).resolve().parents[2]
 
 
-def _module():
-    spec = importlib.util.spec_from_file_location("opc_runs_summary", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def _summary(*args: str) -> subprocess.CompletedProcess:
+    """The script in its own process, as a user runs it."""
+    cmd = [sys.executable, str(REPO / "scripts" / "opc_runs_summary.py"), *args]
+    return subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, timeout=120)
 
 
 def _world(world, returns, collisions):
@@ -45,29 +45,28 @@ def test_rows_give_per_seed_returns_fraction_of_scripted_and_collisions(tmp_path
     run = tmp_path / "N6"
     run.mkdir()
     _write_eval(run / "eval_6000-6001__num_agents=3.json")
-    rows = _module().run_rows(run, "eval_6000-6001__num_agents=3.json")
-    greedy = next(r for r in rows if "| greedy |" in r)
+    done = _summary(str(run), "--eval-file", "eval_6000-6001__num_agents=3.json")
+    assert done.returncode == 0, done.stderr
+    greedy = next(r for r in done.stdout.splitlines() if "| greedy |" in r)
     assert "150.0 ± " in greedy and "(200.0, 100.0)" in greedy  # per-seed means over the two worlds
     assert "| 0.375 ± " in greedy  # 150 / 400
     assert greedy.endswith("| 10.0 | 0.00 | 0.50 | 2 |")  # collisions: mean of (0+0.5)/2 and (1+0.5)/2
 
 
-def test_a_run_without_the_named_evaluation_is_named_on_stderr(tmp_path, capsys):
+def test_a_run_without_the_named_evaluation_is_named_on_stderr(tmp_path):
     run = tmp_path / "N6"
     run.mkdir()
     _write_eval(run / "eval.json")
-    _module().main([str(run), "--eval-file", "eval_missing.json"])
-    captured = capsys.readouterr()
-    assert f"no eval_missing.json in {run}" in captured.err
-    assert "| N6 |" not in captured.out
+    done = _summary(str(run), "--eval-file", "eval_missing.json")
+    assert f"no eval_missing.json in {run}" in done.stderr
+    assert "| N6 |" not in done.stdout
 
 
-def test_default_is_eval_json(tmp_path, capsys):
+def test_default_is_eval_json(tmp_path):
     run = tmp_path / "R"
     run.mkdir()
     _write_eval(run / "eval.json")
     (run / "summary.json").write_text(json.dumps({"compile_s": 1.0, "train_s": 2.0, "eval_s": 3.0}))
-    _module().main([str(run)])
-    out = capsys.readouterr().out
+    out = _summary(str(run)).stdout
     assert out.count("| R |") == 4  # greedy, stochastic, scripted, random
     assert "R: 1,024 env steps per seed; s: compile_s 1, train_s 2, eval_s 3" in out
