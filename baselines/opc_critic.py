@@ -14,7 +14,8 @@ rollouts of one seed, without updating it, and reports from the trajectories, as
   critic that sees collision risk follows the targets down as vessels close.
 
 Decisions of agents that are out, and vessels with no other vessel present (the observation then puts
-the neighbour on the vessel itself), are left out of the bins.
+the neighbour on the vessel itself), are left out of the bins. Targets are in the env's reward units: for
+a run with `reward_scaling: return_std` the critic's values are in scaled units and not comparable.
 """
 
 from __future__ import annotations
