@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import ClassVar
 
 import jax
@@ -14,9 +15,13 @@ from hivex_jax.core.environment import Environment, EnvState, StepOutput
 from hivex_jax.core.rewards import Rewards, assemble_rewards
 from hivex_jax.envs.ocean_plastic_collection import dynamics, generator, heuristics, render, rewards
 from hivex_jax.envs.ocean_plastic_collection.observations import (
+    APPROACH_CLIP,
+    APPROACH_LAYOUT,
+    APPROACH_SIZE,
     LAYOUT,
     VECTOR_SIZE,
     VISUAL_SIZE,
+    closest_approach,
     local_frame,
     nearest_neighbour,
     observe,
@@ -66,7 +71,9 @@ class OceanPlasticCollection(Environment):
 
     Static options: `num_agents` (3 in HIVEX; 1..16), `num_pebbles` (capacity of the pebble array,
     256), `physics_substeps` (5 = HIVEX's decision period), `render_size` (pixels), `obstacles` (False;
-    True: worlds may carry a file's obstacle grid, docs/worlds.md; off, no obstacle code is compiled).
+    True: worlds may carry a file's obstacle grid, docs/worlds.md; off, no obstacle code is compiled),
+    `approach_features` (False; True, not in HIVEX: each frame's vector gains the nearest vessel's closest
+    approach in the vessel's own frame, `observations.closest_approach`).
     """
 
     env_id = "OceanPlasticCollection-v0"
@@ -82,6 +89,7 @@ class OceanPlasticCollection(Environment):
         "physics_substeps",
         "render_size",
         "obstacles",
+        "approach_features",
     )
     discrete_branches = (2, 3)  # throttle {no-op, accelerate}, steer {no-op, right, left}
     #: the package's scripted controller, `scripted_policy(obs, params) -> action` (heuristics.py)
@@ -97,6 +105,7 @@ class OceanPlasticCollection(Environment):
         physics_substeps: int = DEFAULT_PHYSICS_SUBSTEPS,
         render_size: int = 256,
         obstacles: bool = False,
+        approach_features: bool = False,
     ):
         num_agents, num_pebbles, physics_substeps, render_size = check_static_options(
             self.env_id,
@@ -122,6 +131,11 @@ class OceanPlasticCollection(Environment):
         self.physics_substeps = physics_substeps
         self.obstacles = bool(obstacles)
         self.render_size = render_size
+        self.approach_features = bool(approach_features)
+        if self.approach_features:  # the scripted controller reads the standard 6 floats of each frame
+            width = VECTOR_SIZE + APPROACH_SIZE
+            self.scripted_policy = functools.partial(heuristics.scripted_policy, frame_width=width)
+            self.scripted_safety_mask = functools.partial(heuristics.safety_mask, frame_width=width)
 
     def default_params(self) -> OceanPlasticParams:
         return OceanPlasticParams()
@@ -129,16 +143,18 @@ class OceanPlasticCollection(Environment):
     # ----------------------------------------------------------------------------------- spaces
     def observation_space(self, params: OceanPlasticParams | None = None) -> spaces.Dict:
         a = self.num_agents
+        extra, bound = (APPROACH_SIZE, APPROACH_CLIP) if self.approach_features else (0, 2.0)
         return spaces.Dict(
             {
                 # positions stay within 1 + (one sub-step) / e_h: a vessel stops where it crossed
-                "vector": spaces.Box(-2.0, 2.0, (a, VECTOR_SIZE), jnp.float32),
+                # (the approach features are clipped to +-APPROACH_CLIP)
+                "vector": spaces.Box(-bound, bound, (a, VECTOR_SIZE + extra), jnp.float32),
                 "visual": spaces.Box(0, 255, (a, VISUAL_SIZE, VISUAL_SIZE, 1), jnp.uint8),
             }
         )
 
     def observation_layout(self) -> dict[str, slice]:
-        return dict(LAYOUT)
+        return {**LAYOUT, **(APPROACH_LAYOUT if self.approach_features else {})}
 
     # --------------------------------------------------------------------------------- dynamics
     def reset_env(self, key: jax.Array, params: OceanPlasticParams):
@@ -175,7 +191,14 @@ class OceanPlasticCollection(Environment):
         )
         neighbours, _ = nearest_neighbour(positions, state.alive)
         ahead, starboard = local_frame(pebble_x, pebble_z, positions, forward)
-        return observe(positions, forward, neighbours, ahead, starboard, params), state
+        approach = self._approach(positions, state.velocities, forward, state.alive)
+        return observe(positions, forward, neighbours, ahead, starboard, params, approach), state
+
+    def _approach(self, positions, velocities, forward, present) -> jax.Array | None:
+        """The `approach_features` option's f32[A, 6] (None without it: nothing is computed)."""
+        if not self.approach_features:
+            return None
+        return closest_approach(positions, velocities, forward, present, self.physics_substeps)
 
     def step_env(self, key, state: OceanPlasticState, action, params: OceanPlasticParams) -> StepOutput:
         positions, velocities, forward, crossed, collided = dynamics.move_vessels(
@@ -195,7 +218,9 @@ class OceanPlasticCollection(Environment):
             state.rng_seed, t, state.trash_map, state.obstacles, params
         )
         collected_total = state.collected_total + pebbles.count
-        neighbours, neighbour_distance = nearest_neighbour(positions, state.alive & ~crossed & ~collided)
+        still_in = state.alive & ~crossed & ~collided
+        neighbours, neighbour_distance = nearest_neighbour(positions, still_in)
+        approach = self._approach(positions, velocities, forward, still_in)
         ahead, starboard = local_frame(pebbles.afloat_x, pebbles.afloat_z, positions, forward)
         nearby = rewards.nearby_trash_count(ahead, starboard, params)
         nearby_delta, nearby_reference = rewards.nearby_trash_count_delta(
@@ -226,7 +251,7 @@ class OceanPlasticCollection(Environment):
             nearby_reference=nearby_reference,
         )
         return StepOutput(
-            obs=observe(positions, forward, neighbours, ahead, starboard, params),
+            obs=observe(positions, forward, neighbours, ahead, starboard, params, approach),
             state=new_state,
             reward=rewarded.reward,
             terminated=crossed | collided,

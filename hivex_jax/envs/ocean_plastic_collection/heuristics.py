@@ -25,23 +25,39 @@ def _heading_error(forward: jax.Array, direction: jax.Array) -> jax.Array:
     return jnp.arctan2(cross, jnp.sum(forward * direction, axis=-1))
 
 
-def safety_rules(obs: dict[str, jax.Array], params: OceanPlasticParams) -> tuple[jax.Array, jax.Array]:
+def standard_frames(vector: jax.Array, frame_width: int = VECTOR_SIZE) -> tuple[jax.Array, jax.Array | None]:
+    """(newest, previous or None) f32[A, 6]: the standard 6 floats of the newest and the previous frame of a
+    (stacked) `vector` whose frames are `frame_width` floats each (12 with `approach_features`)."""
+    width = vector.shape[-1]
+    newest = vector[:, width - frame_width : width - frame_width + VECTOR_SIZE]
+    if width < 2 * frame_width:
+        return newest, None
+    return newest, vector[:, width - 2 * frame_width : width - 2 * frame_width + VECTOR_SIZE]
+
+
+def safety_rules(
+    obs: dict[str, jax.Array], params: OceanPlasticParams, frame_width: int = VECTOR_SIZE
+) -> tuple[jax.Array, jax.Array]:
     """(near_border, vessel_threat) bool[A]: where the scripted controller's border rule and its
     vessel-avoidance rule take over the steering (`scripted_policy`'s priorities 1 and 2)."""
-    near_border, _, threat, _, _ = _safety_rules(obs, params)
+    near_border, _, threat, _, _ = _safety_rules(obs, params, frame_width)
     return near_border, threat
 
 
-def safety_mask(obs: dict[str, jax.Array], params: OceanPlasticParams) -> jax.Array:
+def safety_mask(
+    obs: dict[str, jax.Array], params: OceanPlasticParams, frame_width: int = VECTOR_SIZE
+) -> jax.Array:
     """bool[A]: the decisions where either safety rule (border or vessel) takes over the steering."""
-    near_border, threat = safety_rules(obs, params)
+    near_border, threat = safety_rules(obs, params, frame_width)
     return near_border | threat
 
 
-def _safety_rules(obs: dict[str, jax.Array], params: OceanPlasticParams) -> tuple[jax.Array, ...]:
+def _safety_rules(
+    obs: dict[str, jax.Array], params: OceanPlasticParams, frame_width: int
+) -> tuple[jax.Array, ...]:
     """(near_border, border_error, threat, avoid_error, gap) f32/bool[A] of the border and vessel rules."""
     e = params.sea_half_extent
-    vector = obs["vector"][:, -VECTOR_SIZE:]
+    vector, previous = standard_frames(obs["vector"], frame_width)
     position, forward, neighbour = vector[:, 0:2] * e, vector[:, 2:4], vector[:, 4:6] * e
 
     # Border: the point ahead must stay inside the sea, else head for the centre.
@@ -52,8 +68,7 @@ def _safety_rules(obs: dict[str, jax.Array], params: OceanPlasticParams) -> tupl
     # Nearest vessel: predict the closest point of approach from the two stacked frames (straight-line
     # motion) and, if it comes within CPA_DISTANCE soon, turn away from the side it will pass on.
     offset = neighbour - position
-    if obs["vector"].shape[-1] >= 2 * VECTOR_SIZE:
-        previous = obs["vector"][:, -2 * VECTOR_SIZE : -VECTOR_SIZE]
+    if previous is not None:
         had_previous = jnp.any(previous != 0.0, axis=-1)  # the older frame is zeros right after reset
         own_velocity = position - previous[:, 0:2] * e
         neighbour_velocity = neighbour - previous[:, 4:6] * e
@@ -70,14 +85,17 @@ def _safety_rules(obs: dict[str, jax.Array], params: OceanPlasticParams) -> tupl
     return near_border, border_error, threat, avoid_error, gap
 
 
-def scripted_policy(obs: dict[str, jax.Array], params: OceanPlasticParams) -> dict[str, jax.Array]:
+def scripted_policy(
+    obs: dict[str, jax.Array], params: OceanPlasticParams, frame_width: int = VECTOR_SIZE
+) -> dict[str, jax.Array]:
     """Full throttle (coasting when a vessel is close ahead); steer, in priority order, away from the
     border, away from a vessel ahead, towards the cheapest pebble in view (distance + a turning cost),
     else straight on.
 
-    Works on single or stacked frames (it reads the newest: the last 6 floats and the last channel).
+    Works on single or stacked frames (it reads the newest frame's standard 6 floats, `frame_width` floats
+    per frame, and the last channel); the `approach_features` env binds `frame_width=12`.
     """
-    vector = obs["vector"][:, -VECTOR_SIZE:]
+    vector, _ = standard_frames(obs["vector"], frame_width)
     grid = obs["visual"][..., -1].astype(jnp.float32)  # [A, 25, 25], newest frame
     a = vector.shape[0]
 
@@ -93,7 +111,7 @@ def scripted_policy(obs: dict[str, jax.Array], params: OceanPlasticParams) -> di
     pebble_error = bearing.reshape(-1)[best]
     sees_pebble = jnp.isfinite(jnp.min(cost, axis=-1))
 
-    near_border, border_error, threat, avoid_error, gap = _safety_rules(obs, params)
+    near_border, border_error, threat, avoid_error, gap = _safety_rules(obs, params, frame_width)
 
     error = jnp.where(
         near_border,

@@ -5,6 +5,9 @@ position / e_h (x, z). visual uint8[A, 25, 25, 1]: the trash around the vessel o
 centred on it and rotating with it (row 0 = ahead, column 0 = port/left), each cell the number of
 pebbles in it scaled so that `visual_saturation_count` pebbles (or more) read 255. Computed from the
 state by binning every pebble into the vessel's local grid with one scatter-add (A*N updates).
+
+With the static option `approach_features` (not in HIVEX) each frame's vector gains 6 floats after those
+6: the nearest vessel's closest approach in the vessel's own frame (`closest_approach`).
 """
 
 from __future__ import annotations
@@ -17,6 +20,17 @@ from hivex_jax.envs.ocean_plastic_collection.params import OceanPlasticParams
 #: named slices into obs["vector"]
 LAYOUT = {"position": slice(0, 2), "forward": slice(2, 4), "neighbour_position": slice(4, 6)}
 VECTOR_SIZE = 6
+#: named slices of the `approach_features` option's 6 floats, which follow the 6 above in each frame
+APPROACH_LAYOUT = {
+    "neighbour_offset_local": slice(6, 8),
+    "closest_approach_miss_local": slice(8, 10),
+    "closest_approach_time": slice(10, 11),
+    "neighbour_distance": slice(11, 12),
+}
+APPROACH_SIZE = 6
+APPROACH_UNIT = 20.0  # m: offsets, miss vector and distance are read in units of 20 m ...
+APPROACH_CLIP = 5.0  # ... clipped to +-5 (100 m); "no other vessel" reads distance 5, the rest 0
+APPROACH_HORIZON = 10.0  # decisions: the time to the closest approach is clipped to [0, 10], read / 10
 VISUAL_SIZE = 25  # cells per side (exact: 25 x 25 grid)
 
 
@@ -74,6 +88,47 @@ def trash_grid(ahead: jax.Array, starboard: jax.Array, params: OceanPlasticParam
     return jnp.round(scaled).astype(jnp.uint8).reshape(a, g, g, 1)
 
 
+def closest_approach(
+    positions: jax.Array, velocities: jax.Array, forward: jax.Array, present: jax.Array, substeps: int
+) -> jax.Array:
+    """f32[A, 6]: the nearest other present vessel's offset (ahead, starboard), the miss vector at the
+    closest approach if both keep their velocities (ahead, starboard), the decisions until it, and the
+    distance; in the vessel's own frame, lengths / 20 m and time / 10 decisions, clipped to +-5.
+
+    What a vessel needs to see a collision coming in one frame: the standard observation gives the
+    neighbour's position only in sea coordinates, and its velocity only as a difference of two frames
+    (docs/envs/ocean_plastic_collection.md, "Known limitations").
+    """
+    a = positions.shape[0]
+    d2 = jnp.sum((positions[:, None, :] - positions[None, :, :]) ** 2, axis=-1)
+    valid = present[None, :] & ~jnp.eye(a, dtype=bool)
+    j = jnp.argmin(jnp.where(valid, d2, jnp.inf), axis=-1)
+    found = jnp.any(valid, axis=-1)
+    offset = positions[j] - positions
+    closing = (velocities[j] - velocities) * substeps  # m per decision (velocities are per sub-step)
+    speed2 = jnp.maximum(jnp.sum(closing**2, axis=-1), 1e-6)
+    t_closest = jnp.clip(-jnp.sum(offset * closing, axis=-1) / speed2, 0.0, APPROACH_HORIZON)
+    miss = offset + t_closest[:, None] * closing
+
+    def own_frame(v: jax.Array) -> jax.Array:  # (ahead, starboard): starboard is forward turned clockwise
+        fx, fz = forward[:, 0], forward[:, 1]
+        return jnp.stack([v[:, 0] * fx + v[:, 1] * fz, v[:, 0] * fz - v[:, 1] * fx], axis=-1)
+
+    gap = jnp.sqrt(jnp.sum(offset**2, axis=-1))
+    features = jnp.concatenate(
+        [
+            own_frame(offset) / APPROACH_UNIT,
+            own_frame(miss) / APPROACH_UNIT,
+            (t_closest / APPROACH_HORIZON)[:, None],
+            (gap / APPROACH_UNIT)[:, None],
+        ],
+        axis=-1,
+    )
+    features = jnp.clip(features, -APPROACH_CLIP, APPROACH_CLIP)
+    alone = jnp.zeros(APPROACH_SIZE, jnp.float32).at[-1].set(APPROACH_CLIP)
+    return jnp.where(found[:, None], features, alone).astype(jnp.float32)
+
+
 def observe(
     positions: jax.Array,
     forward: jax.Array,
@@ -81,10 +136,13 @@ def observe(
     ahead: jax.Array,
     starboard: jax.Array,
     params: OceanPlasticParams,
+    approach: jax.Array | None = None,
 ) -> dict[str, jax.Array]:
-    """`{"vector": f32[A, 6], "visual": uint8[A, 25, 25, 1]}`; (ahead, starboard) from `local_frame`."""
+    """`{"vector": f32[A, 6 (+ 6)], "visual": uint8[A, 25, 25, 1]}`; (ahead, starboard) from
+    `local_frame`; `approach` f32[A, 6] (`closest_approach`, the option's) follows the 6 floats."""
     e = params.sea_half_extent
-    vector = jnp.concatenate([positions / e, forward, neighbour_positions / e], axis=-1)
+    parts = [positions / e, forward, neighbour_positions / e] + ([] if approach is None else [approach])
+    vector = jnp.concatenate(parts, axis=-1)
     return {
         "vector": vector.astype(jnp.float32),
         "visual": trash_grid(ahead, starboard, params),
