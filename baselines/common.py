@@ -162,7 +162,8 @@ def ppo_loss(
     value_clipping: bool | None = None,
 ) -> tuple[jax.Array, dict[str, jax.Array]]:
     """Clipped PPO objective with value clipping and an entropy bonus; every input f32[B] (or any equal
-    shapes; mask: which samples count; inactive agents contribute nothing). `entropy_bonus`, if given,
+    shapes; mask: which samples count; inactive agents contribute nothing; value, old_value and targets may
+    have a trailing axis of value heads). `entropy_bonus`, if given,
     replaces `ent_coef * entropy` per sample (per-branch coefficients); the `entropy` metric stays the
     total. `value_clipping` (default: `clip_value_eps > 0`) is the static switch when `clip_value_eps` is
     an array (a fused member's). Returns `(loss, metrics)`."""
@@ -181,6 +182,8 @@ def ppo_loss(
     if value_clipping:
         clipped = old_value + jnp.clip(value - old_value, -clip_value_eps, clip_value_eps)
         value_error = jnp.maximum(value_error, jnp.square(clipped - targets))
+    if value_error.ndim > mask.ndim:  # value heads (`baselines.value_heads`): their errors add up
+        value_error = jnp.sum(value_error, axis=-1)
     value_loss = 0.5 * masked_mean(value_error, mask)
     entropy_mean = masked_mean(entropy, mask)
     bonus = ent_coef * entropy_mean if entropy_bonus is None else masked_mean(entropy_bonus, mask)
@@ -272,12 +275,18 @@ def rollout_metrics(traj: Any, info: dict) -> dict[str, jax.Array]:
     episode_return = jnp.mean(info["episode"]["return"], axis=-1)  # [T, N]
     length = info["episode"]["length"].astype(jnp.float32)
     return {
-        "step_reward": masked_mean(traj.reward, traj.active),
+        "step_reward": masked_mean(sum_heads(traj.reward, traj.active), traj.active),
         "episodes": jnp.sum(done).astype(jnp.float32),
         "episode_return_sum": jnp.sum(jnp.where(done, episode_return, 0.0)),
         "episode_length_sum": jnp.sum(jnp.where(done, length, 0.0)),
         "active_fraction": jnp.mean(traj.active.astype(jnp.float32)),
     }
+
+
+def sum_heads(reward: jax.Array, active: jax.Array) -> jax.Array:
+    """f32[...] shaped like `active`: a reward split over value heads (`baselines.value_heads`, a trailing
+    axis) summed back; a plain reward as it is."""
+    return reward if reward.ndim == active.ndim else jnp.sum(reward, axis=-1)
 
 
 #: the quantities `finite_flags` checks, in the order a divergence reaches them (host messages use it)

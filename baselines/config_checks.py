@@ -130,6 +130,13 @@ def _check_ppo_values(config: PPOConfig) -> None:
     for name in ("lr", "clip_eps"):
         if not getattr(config, name) > 0:  # also refuses NaN
             raise ConfigError(f"{name} must be > 0; got {getattr(config, name)}")
+    for term, scale in config.value_heads.items():
+        try:
+            positive = math.isfinite(float(scale)) and float(scale) > 0
+        except (TypeError, ValueError):
+            positive = False
+        if not positive:
+            raise ConfigError(f"value_heads.{term} must be a finite scale > 0; got {scale!r}")
 
 
 def _check_extensions(config: PPOConfig) -> None:

@@ -31,13 +31,14 @@ def check_env_fit(config: PPOConfig, env: Any, env_params: Any) -> None:
             "set obs_normalization=false"
         )
     names = list(getattr(env, "reward_term_names", ()))
-    for term in config.train_reward_weights:
-        if term not in names:
-            close = difflib.get_close_matches(str(term), names, n=1)
-            hint = f" (did you mean {close[0]}?)" if close else ""
-            raise ConfigError(
-                f"train_reward_weights: {config.env_id} has no reward term {term!r}{hint}; its terms: {names}"
-            )
+    for key in ("train_reward_weights", "value_heads"):
+        for term in getattr(config, key):
+            if term not in names:
+                close = difflib.get_close_matches(str(term), names, n=1)
+                hint = f" (did you mean {close[0]}?)" if close else ""
+                raise ConfigError(
+                    f"{key}: {config.env_id} has no reward term {term!r}{hint}; its terms: {names}"
+                )
     if config.train_reward_weights and not hasattr(env_params, "task_weights"):
         raise ConfigError(
             f"train_reward_weights needs the env's task weights (params.task_weights); "

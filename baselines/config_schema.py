@@ -119,6 +119,9 @@ class PPOConfig:
     obs_normalization: bool = static_key("ppo", False)
     obs_norm_clip: float = data_key("ppo", 10.0)
     reward_scaling: str = static_key("ppo", "none")  # "none" or "return_std" (running std of the return)
+    # {reward term: scale}: the critic gets a head per named term of the training reward besides the rest;
+    # head k learns the return of term / scale and its advantage counts scale times (baselines.value_heads)
+    value_heads: dict = static_key("ppo", {})
     # --- networks
     hidden_sizes: tuple = static_key("network", (64, 64))
     cnn_channels: tuple = static_key("network", ())  # convs over obs["visual"]; () = image flattened

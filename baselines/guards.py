@@ -45,6 +45,7 @@ RESUME_FIXED_KEYS = {
     "critic_local_obs": "the critic's input shape",
     "obs_normalization": "the saved params (running observation statistics)",
     "reward_scaling": "the saved state (running return statistics)",
+    "value_heads": "the critic's outputs (one value per head, in its scale's units)",
     "chunk_updates": "the checkpoint's position is counted in chunks",
     "num_steps": "env steps are counted as updates x num_envs x num_steps",
 }

@@ -237,13 +237,16 @@ def initial_hidden(lead_shape: tuple[int, ...], gru_size: int) -> jax.Array:
 
 
 class Critic(nn.Module):
-    """Observation (IPPO: local; MAPPO: global state + agent id as `vector`) -> value f32[...]."""
+    """Observation (IPPO: local; MAPPO: global state + agent id as `vector`) -> value f32[...], or with
+    `num_heads` > 1 one value per head f32[..., num_heads] (`baselines.value_heads`)."""
 
     hidden_sizes: Sequence[int] = (64, 64)
     cnn_channels: Sequence[int] = (16, 32)
     activation: str = "tanh"
+    num_heads: int = 1
 
     @nn.compact
     def __call__(self, obs: dict[str, jax.Array]) -> jax.Array:
         x = Encoder(self.hidden_sizes, self.cnn_channels, self.activation)(obs)
-        return nn.Dense(1, kernel_init=orthogonal(1.0), name="value_head")(x)[..., 0]
+        value = nn.Dense(self.num_heads, kernel_init=orthogonal(1.0), name="value_head")(x)
+        return value[..., 0] if self.num_heads == 1 else value

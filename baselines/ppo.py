@@ -16,6 +16,8 @@ The core asks each concern for its part and does not branch on it:
   `obs_normalization` (running stats in `params["obs_norm"]`, fixed through a rollout and its epochs)
   and `reward_scaling="return_std"` (rewards GAE reads divided by the running std of the discounted
   return, kept in `RunnerState.returns`).
+- the value (`baselines.value_heads`): one, or with `value_heads` one per named reward term besides the
+  rest, each with its own GAE; the policy reads the sum of the heads' advantages.
 - training-only recipes (`baselines.extensions`): a training-reward transform after each env step
   (reward-term re-weighting with its anneal, reward sharing) and auxiliary losses (the teacher: extra
   fields recorded in `Transition.extras`, a term added to the loss with its own metrics).
@@ -40,7 +42,6 @@ from baselines.common import (
     ReturnScaling,
     example_obs,
     finite_flags,
-    gae,
     make_env,
     make_optimizer,
     ppo_loss,
@@ -53,6 +54,7 @@ from baselines.inputs import critic_inputs as critic_inputs  # re-exported: MAPP
 from baselines.networks import Critic
 from baselines.policy import PolicyMemory, action_readout, make_policy
 from baselines.training_env import TrainingEnv
+from baselines.value_heads import ValueHeads
 
 
 # ------------------------------------------------------------------------------------------ state
@@ -78,9 +80,9 @@ class Transition:
     critic_obs: Any  # critic input; None for IPPO, whose critic reads `obs` (not stored twice)
     action: dict
     log_prob: jax.Array  # f32[N, A]
-    value: jax.Array  # f32[N, A], V(s_t)
+    value: jax.Array  # f32[N, A], V(s_t) (with value_heads: f32[N, A, 1 + K] here and below)
     next_value: jax.Array  # f32[N, A], V(s_{t+1}) before any reset: V(final obs) at an episode's end
-    reward: jax.Array  # f32[N, A], the training reward (after the extensions' transforms)
+    reward: jax.Array  # f32[N, A], the training reward (after the extensions' transforms), split by head
     terminated: jax.Array  # bool[N, A], no bootstrap
     episode_end: jax.Array  # bool[N, A], the episode ended here (terminated or truncated): cut GAE
     active: jax.Array  # bool[N, A], agent acted this step (loss mask)
@@ -137,7 +139,8 @@ def make_train(
     normalization = ObsNormalization(config)
     critic_input = CriticInput(config, env, train_params, training_env)
     policy = make_policy(config, env, normalization.actor_view)
-    critic = Critic(config.hidden_sizes, config.cnn_channels, config.activation)
+    value_heads = ValueHeads(config, env, train_params)
+    critic = Critic(config.hidden_sizes, config.cnn_channels, config.activation, value_heads.count)
     optimizer = make_optimizer(config)
     return_scaler = ReturnScaler(config)
     training_reward = extensions.training_reward(config, env, train_params)
@@ -196,7 +199,7 @@ def make_train(
             log_prob=dist.log_prob(action),
             value=value,
             next_value=next_value,
-            reward=reward,
+            reward=value_heads.split(info, reward, info["active"], runner.update, member),
             terminated=terminated,
             episode_end=episode_end,
             active=info["active"],
@@ -265,7 +268,7 @@ def make_train(
         runner, (traj, episode) = rollout(runner, member)
         returns, rewards, traj = return_scaler.scale(runner.returns, traj)
         runner = runner.replace(returns=returns)
-        advantages, targets = gae(
+        advantages, targets = value_heads.gae(
             rewards,
             traj.value,
             traj.next_value,

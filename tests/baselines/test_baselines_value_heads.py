@@ -1,0 +1,154 @@
+"""Value heads over named reward terms (`value_heads: {term: scale}`): the split reward sums to the training
+reward, GAE over the heads is GAE of the whole reward, the head errors add up in the loss, a run with heads
+plays its first rollout as the run without, and bad heads are refused before compiling."""
+
+from types import SimpleNamespace
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from trainer_fake_env import TINY_CONFIG
+
+from baselines.common import gae, ppo_loss
+from baselines.config import ConfigError, from_dict, key_kind, validate_env
+from baselines.networks import Critic
+from baselines.ppo import make_train
+from baselines.value_heads import ValueHeads
+
+pytestmark = pytest.mark.timeout(600)
+
+NAMES = ("closeness", "direction_bonus", "branch_bonus")
+ENV = SimpleNamespace(reward_term_names=NAMES)
+PARAMS = SimpleNamespace(task=0, task_weights=jnp.asarray([[1.0, 2.0, 3.0]]))
+
+
+def _heads(**changes) -> ValueHeads:
+    return ValueHeads(from_dict({**TINY_CONFIG, **changes}), ENV, PARAMS)
+
+
+def _info(raw: np.ndarray) -> dict:
+    raw = jnp.asarray(raw, jnp.float32)
+    return {"raw_reward_terms": raw, "reward_terms": raw * PARAMS.task_weights[0]}
+
+
+def test_split_puts_each_named_term_in_its_head_and_the_rest_first():
+    raw = np.array([[[1.0, 0.5, 2.0], [0.0, 1.0, -1.0]]])  # [N=1, A=2, terms]
+    info = _info(raw)
+    reward = jnp.sum(info["reward_terms"], -1)
+    active = jnp.ones((1, 2), bool)
+    split = np.asarray(_heads(value_heads={"branch_bonus": 10.0}).split(info, reward, active, jnp.int32(0)))
+    # weighted terms: agent 0 (1, 1, 6), agent 1 (0, 2, -3); the head holds the term unscaled
+    np.testing.assert_allclose(split, [[[2.0, 6.0], [2.0, -3.0]]])
+    np.testing.assert_allclose(split.sum(-1), np.asarray(reward))
+    off = _heads().split(info, reward, active, jnp.int32(0))
+    assert off is reward
+
+
+def test_split_follows_the_training_weights_and_sharing():
+    raw = np.array([[[1.0, 0.5, 2.0], [0.0, 1.0, -1.0]]])
+    info = _info(raw)
+    active = jnp.ones((1, 2), bool)
+    # branch_bonus trained at weight 0 annealing to the env's 3 over 4 updates: at update 2 it weighs 1.5
+    heads = _heads(
+        value_heads={"branch_bonus": 2.0},
+        train_reward_weights={"branch_bonus": 0.0},
+        train_reward_weights_anneal_updates=4,
+    )
+    reward = jnp.asarray([[1.0 + 1.0 + 3.0, 0.0 + 2.0 - 1.5]])  # what the reweighting gives at update 2
+    split = np.asarray(heads.split(info, reward, active, jnp.int32(2)))
+    np.testing.assert_allclose(split[..., 1], [[3.0, -1.5]])
+    np.testing.assert_allclose(split[..., 0], [[2.0, 2.0]])
+    # sharing 1: every agent earns the team's mean of each term
+    shared = _heads(value_heads={"branch_bonus": 2.0}, train_reward_sharing=1.0)
+    team = jnp.full((1, 2), (8.0 - 1.0) / 2)
+    split = np.asarray(shared.split(info, team, active, jnp.int32(0)))
+    np.testing.assert_allclose(split[..., 1], [[1.5, 1.5]])
+    np.testing.assert_allclose(split.sum(-1), np.asarray(team))
+
+
+def test_gae_over_heads_is_gae_of_the_whole_reward():
+    # GAE is linear in (rewards, values): the sum of scale_k x head k's advantage (rewards / scale_k,
+    # values in head units) is the advantage of the summed reward under the summed scaled values
+    rng = np.random.default_rng(0)
+    t, n, a = 7, 3, 2
+    rewards = jnp.asarray(rng.normal(size=(t, n, a, 3)), jnp.float32)
+    values = jnp.asarray(rng.normal(size=(t, n, a, 3)), jnp.float32)
+    next_values = jnp.asarray(rng.normal(size=(t, n, a, 3)), jnp.float32)
+    terminated = jnp.asarray(rng.random((t, n, a)) < 0.2)
+    episode_end = terminated | jnp.asarray(rng.random((t, n, a)) < 0.1)
+    active = jnp.asarray(rng.random((t, n, a)) < 0.9)
+    heads = _heads(value_heads={"branch_bonus": 10.0, "closeness": 0.5})
+    scales = jnp.asarray([1.0, 10.0, 0.5])
+    args = (terminated, episode_end, active, 0.95, 0.9)
+    advantages, targets = heads.gae(rewards, values, next_values, *args)
+    whole, _ = gae(rewards.sum(-1), (values * scales).sum(-1), (next_values * scales).sum(-1), *args)
+    np.testing.assert_allclose(np.asarray(advantages), np.asarray(whole), rtol=1e-5, atol=1e-5)
+    assert targets.shape == (t, n, a, 3)
+    head1, target1 = gae(rewards[..., 1] / 10.0, values[..., 1], next_values[..., 1], *args)
+    np.testing.assert_allclose(np.asarray(targets[..., 1]), np.asarray(target1), rtol=1e-6)
+    # off: common.gae itself
+    plain = _heads().gae(rewards[..., 0], values[..., 0], next_values[..., 0], *args)
+    expected = gae(rewards[..., 0], values[..., 0], next_values[..., 0], *args)
+    for got, want in zip(plain, expected, strict=True):
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+def test_value_loss_adds_the_heads_errors():
+    value = jnp.asarray([[1.0, 2.0], [0.0, 0.0], [3.0, -1.0]])
+    targets = jnp.asarray([[0.0, 0.0], [1.0, 1.0], [3.0, 1.0]])
+    mask = jnp.asarray([True, True, False])
+    zeros = jnp.zeros(3)
+    _, metrics = ppo_loss(zeros, zeros, zeros, zeros, value, value, targets, mask, 0.2, 0.0, 0.5, 0.0, False)
+    # per sample 1 + 4 = 5 and 1 + 1 = 2 (the third is masked): 0.5 x mean = 1.75
+    assert float(metrics["value_loss"]) == pytest.approx(1.75)
+
+
+def test_critic_has_one_output_per_head():
+    obs = {"vector": jnp.zeros((5, 4))}
+    one = Critic((8,), (), "tanh")
+    three = Critic((8,), (), "tanh", num_heads=3)
+    assert one.apply(one.init(jax.random.key(0), obs), obs).shape == (5,)
+    assert three.apply(three.init(jax.random.key(0), obs), obs).shape == (5, 3)
+
+
+def _first_chunk(**changes) -> tuple[dict, tuple]:
+    train = make_train(from_dict({**TINY_CONFIG, **changes}))
+    runner = train.init(jax.random.key(0))
+    _, (traj, _) = jax.jit(train.rollout)(runner)
+    _, metrics = jax.jit(train.update_chunk)(runner)
+    return jax.device_get(metrics), jax.device_get(traj)
+
+
+def test_a_run_with_heads_plays_the_same_first_rollout_and_learns_finite_values():
+    base, base_traj = _first_chunk()
+    heads, traj = _first_chunk(value_heads={"branch_bonus": 10.0})
+    assert traj.value.shape == base_traj.value.shape + (2,)
+    assert traj.reward.shape == base_traj.reward.shape + (2,)
+    # the actor (and so the actions) is the same network from the same key: the same first rollout
+    np.testing.assert_array_equal(traj.action["discrete"], base_traj.action["discrete"])
+    np.testing.assert_allclose(traj.reward.sum(-1), base_traj.reward, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(heads["step_reward"][0], base["step_reward"][0], rtol=1e-6)
+    assert np.any(traj.reward[..., 1] != 0)  # the branch bonus was earned, in its own head
+    for key in ("loss", "value_loss", "policy_loss"):
+        assert np.all(np.isfinite(heads[key]))
+    assert not np.allclose(heads["value_loss"], base["value_loss"])
+
+
+def test_heads_serve_mappo_and_a_recurrent_actor():
+    metrics, traj = _first_chunk(
+        algo="mappo", recurrent="gru", gru_size=8, value_heads={"closeness": 2.0, "branch_bonus": 10.0}
+    )
+    assert traj.value.shape[-1] == 3 and traj.next_value.shape == traj.value.shape
+    assert np.all(np.isfinite(metrics["loss"])) and np.all(np.isfinite(metrics["value_loss"]))
+
+
+def test_bad_heads_are_refused_in_one_line():
+    with pytest.raises(
+        ConfigError, match=r"value_heads: .* has no reward term 'branch_bonuss' \(did you mean"
+    ):
+        validate_env(from_dict({**TINY_CONFIG, "value_heads": {"branch_bonuss": 10.0}}))
+    for scale in (0.0, -1.0, "big", float("nan")):
+        with pytest.raises(ConfigError, match="value_heads.closeness must be a finite scale > 0"):
+            from_dict({**TINY_CONFIG, "value_heads": {"closeness": scale}})
+    assert key_kind("value_heads") == "static"  # the head count is the critic's shape
