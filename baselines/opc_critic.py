@@ -13,6 +13,9 @@ rollouts of one seed, without updating it, and reports from the trajectories, as
   trainer's GAE target, lambda-return of the same trajectories) of the decisions in each distance bin. A
   critic that sees collision risk follows the targets down as vessels close.
 
+A run with `value_heads` is read in the env's units: V and the target are the heads' values and targets times
+their scales, summed; each named head's own V (and target) is reported beside them.
+
 Decisions of agents that are out, and vessels with no other vessel present (the observation then puts
 the neighbour on the vessel itself), are left out of the bins. Targets are in the env's reward units: for
 a run with `reward_scaling: return_std` the critic's values are in scaled units and not comparable.
@@ -25,7 +28,7 @@ from typing import Any
 import jax
 import numpy as np
 
-from hivex_jax.envs.ocean_plastic_collection.observations import LAYOUT, VECTOR_SIZE
+from hivex_jax.envs.ocean_plastic_collection.observations import APPROACH_SIZE, LAYOUT, VECTOR_SIZE
 
 LAGS = 12  # decisions before an event that are reported (a converging approach takes ~8)
 COLLISION_GAP = 15.0  # m: an event this close to another vessel is a collision, else a border crossing
@@ -33,10 +36,12 @@ EVENT_REWARD = -99.0  # a step earning this or less is a -100 event
 GAP_EDGES = (0.0, 10.0, 20.0, 40.0, float("inf"))  # m
 
 
-def neighbour_gap(vector: np.ndarray, sea_half_extent: float) -> np.ndarray:
+def neighbour_gap(vector: np.ndarray, sea_half_extent: float, frame_width: int = VECTOR_SIZE) -> np.ndarray:
     """f32[...]: distance (m) to the nearest other vessel from the newest frame of a (stacked) `vector`
-    f32[..., k*6]; NaN where there is none (the neighbour reads as the vessel itself)."""
-    frame = vector[..., -VECTOR_SIZE:]
+    f32[..., k * frame_width] (12 with `approach_features`); NaN where there is none (the neighbour reads as
+    the vessel itself)."""
+    width = vector.shape[-1]
+    frame = vector[..., width - frame_width : width - frame_width + VECTOR_SIZE]
     own, other = frame[..., LAYOUT["position"]], frame[..., LAYOUT["neighbour_position"]]
     gap = np.linalg.norm(other - own, axis=-1) * sea_half_extent
     return np.where(np.all(other == own, axis=-1), np.nan, gap)
@@ -88,16 +93,21 @@ def gap_bins(value: np.ndarray, target: np.ndarray, active: np.ndarray, gap: np.
 
 def collect(train: Any, runner: Any, rollouts: int) -> dict[str, np.ndarray]:
     """`rollouts` rollouts of one seed's `runner` (no update): value, GAE target, reward, active and the
-    nearest vessel's distance, each `[rollouts * num_steps, num_envs, A]`."""
-    from baselines.common import gae
+    nearest vessel's distance, each `[rollouts * num_steps, num_envs, A]` (value and target in the env's
+    units); with value heads also `head_value` / `head_target` `[..., K]`, each named head's in env units."""
+    from baselines.value_heads import ValueHeads
 
     config = train.config
+    heads = ValueHeads(config, train.env, train.train_params)
+    scales = np.concatenate([[1.0], np.asarray(heads.scales)]) if heads.names else np.ones(1)
+    frame_width = VECTOR_SIZE + APPROACH_SIZE * bool(getattr(train.env, "approach_features", False))
     rollout = jax.jit(train.rollout)
-    parts: dict[str, list] = {k: [] for k in ("value", "target", "reward", "active", "gap")}
+    keys = ("value", "target", "reward", "active", "gap", "head_value", "head_target")
+    parts: dict[str, list] = {k: [] for k in keys}
     e = float(train.env_params.sea_half_extent)
     for _ in range(rollouts):
         runner, (traj, _) = rollout(runner)
-        _, target = gae(
+        _, target = heads.gae(
             traj.reward,
             traj.value,
             traj.next_value,
@@ -107,12 +117,19 @@ def collect(train: Any, runner: Any, rollouts: int) -> dict[str, np.ndarray]:
             config.gamma,
             config.gae_lambda,
         )
-        parts["value"].append(np.asarray(traj.value))
-        parts["target"].append(np.asarray(target))
-        parts["reward"].append(np.asarray(traj.reward))
+        value, target = np.asarray(traj.value), np.asarray(target)
+        if heads.names:  # back to the env's units: head k times its scale
+            value, target = value * scales, target * scales
+            parts["head_value"].append(value[..., 1:])
+            parts["head_target"].append(target[..., 1:])
+            value, target = value.sum(-1), target.sum(-1)
+        reward = np.asarray(traj.reward)
+        parts["value"].append(value)
+        parts["target"].append(target)
+        parts["reward"].append(reward if reward.ndim == value.ndim else reward.sum(-1))
         parts["active"].append(np.asarray(traj.active))
-        parts["gap"].append(neighbour_gap(np.asarray(traj.obs["vector"]), e))
-    return {k: np.concatenate(v) for k, v in parts.items()}
+        parts["gap"].append(neighbour_gap(np.asarray(traj.obs["vector"]), e, frame_width))
+    return {k: np.concatenate(v) for k, v in parts.items() if v}
 
 
 def diagnose(run_dir: str, rollouts: int = 40, seed: int = 0) -> dict[str, Any]:
@@ -127,26 +144,40 @@ def diagnose(run_dir: str, rollouts: int = 40, seed: int = 0) -> dict[str, Any]:
     runner = jax.tree.map(lambda x: x[seed], state)
     data = collect(population.train, runner, rollouts)
     active = data["active"].astype(bool)
+    heads = {}
+    for k, name in enumerate(config.value_heads):  # each named head's own reading
+        value, target = data["head_value"][..., k], data["head_target"][..., k]
+        heads[name] = {
+            "events": event_profiles(value, data["reward"], active, data["gap"]),
+            "bins": gap_bins(value, target, active, data["gap"]),
+        }
     return {
         "events": event_profiles(data["value"], data["reward"], active, data["gap"]),
         "bins": gap_bins(data["value"], data["target"], active, data["gap"]),
         "decisions": int(active.sum()),
+        "heads": heads,
     }
 
 
 def table(result: dict[str, Any]) -> str:
-    """The diagnosis as two Markdown tables."""
+    """The diagnosis as two Markdown tables (rows for each value head's own V after the whole critic's)."""
+    heads = result.get("heads", {})
     lines = [
         "| event | count | " + " | ".join(f"k={k}" for k in range(LAGS)) + " |",
         "|---|---|" + "---|" * LAGS,
     ]
     for kind, p in result["events"].items():
         lines.append(f"| {kind}: V | {p['count']} | " + " | ".join(f"{v:.1f}" for v in p["value"]) + " |")
+        for name, head in heads.items():
+            shown = " | ".join(f"{v:.1f}" for v in head["events"][kind]["value"])
+            lines.append(f"| {kind}: V of head {name} | | {shown} |")
         lines.append(f"| {kind}: gap m | | " + " | ".join(f"{g:.1f}" for g in p["gap"]) + " |")
     lines += ["", f"| nearest vessel | decisions (of {result['decisions']}) | mean V | mean target |"]
     lines.append("|---|---|---|---|")
-    for b in result["bins"]:
-        lines.append(
-            f"| {b['low']:.0f}-{b['high']:.0f} m | {b['count']} | {b['value']:.1f} | {b['target']:.1f} |"
-        )
+    for i, b in enumerate(result["bins"]):
+        span = f"{b['low']:.0f}-{b['high']:.0f} m"
+        lines.append(f"| {span} | {b['count']} | {b['value']:.1f} | {b['target']:.1f} |")
+        for name, head in heads.items():
+            h = head["bins"][i]
+            lines.append(f"| {span}, head {name} | | {h['value']:.1f} | {h['target']:.1f} |")
     return "\n".join(lines)

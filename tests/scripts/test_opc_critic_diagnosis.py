@@ -29,6 +29,9 @@ def test_neighbour_gap_reads_the_newest_frame_and_marks_no_neighbour():
     gap = opc_critic.neighbour_gap(vector, 200.0)
     assert gap[0] == pytest.approx(5.0, rel=1e-5)
     assert np.isnan(gap[1])
+    # approach_features: 12 floats per frame, the standard 6 first (the approach ones must not be read)
+    wide = np.stack([np.concatenate([f[:6], np.full(6, 9.0), f[6:], np.full(6, 9.0)]) for f in vector])
+    np.testing.assert_allclose(opc_critic.neighbour_gap(wide, 200.0, frame_width=12), gap, rtol=1e-6)
 
 
 def _trajectory(t=30):
@@ -83,3 +86,15 @@ def test_script_refuses_a_bad_rollout_count_in_one_line():
     done = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, timeout=120)
     assert done.returncode == 2
     assert "--rollouts must be >= 1" in done.stderr
+
+
+def test_table_shows_each_value_head_beside_the_whole_critic():
+    value, reward, active, gap = _trajectory()
+    rows = opc_critic.gap_bins(
+        value[..., 0].ravel(), value[..., 0].ravel(), active[..., 0].ravel(), gap[..., 0].ravel()
+    )
+    head = {"events": opc_critic.event_profiles(value / 2, reward, active, gap), "bins": rows}
+    result = {"events": opc_critic.event_profiles(value, reward, active, gap), "bins": rows, "decisions": 5}
+    text = opc_critic.table({**result, "heads": {"collided_with_other_vessel": head}})
+    assert "| collision: V of head collided_with_other_vessel | | 0.0 | -0.5 |" in text
+    assert "head collided_with_other_vessel |" in text.split("| nearest vessel")[1]
