@@ -28,7 +28,7 @@ from typing import Any
 import jax
 import numpy as np
 
-from hivex_jax.envs.ocean_plastic_collection.observations import APPROACH_SIZE, LAYOUT, VECTOR_SIZE
+from hivex_jax.envs.ocean_plastic_collection.observations import LAYOUT, VECTOR_SIZE
 
 LAGS = 12  # decisions before an event that are reported (a converging approach takes ~8)
 COLLISION_GAP = 15.0  # m: an event this close to another vessel is a collision, else a border crossing
@@ -38,7 +38,7 @@ GAP_EDGES = (0.0, 10.0, 20.0, 40.0, float("inf"))  # m
 
 def neighbour_gap(vector: np.ndarray, sea_half_extent: float, frame_width: int = VECTOR_SIZE) -> np.ndarray:
     """f32[...]: distance (m) to the nearest other vessel from the newest frame of a (stacked) `vector`
-    f32[..., k * frame_width] (12 with `approach_features`); NaN where there is none (the neighbour reads as
+    f32[..., k * frame_width] (more with the observation options); NaN where there is none (the neighbour reads as
     the vessel itself)."""
     width = vector.shape[-1]
     frame = vector[..., width - frame_width : width - frame_width + VECTOR_SIZE]
@@ -100,7 +100,7 @@ def collect(train: Any, runner: Any, rollouts: int) -> dict[str, np.ndarray]:
     config = train.config
     heads = ValueHeads(config, train.env, train.train_params)
     scales = np.concatenate([[1.0], np.asarray(heads.scales)]) if heads.names else np.ones(1)
-    frame_width = VECTOR_SIZE + APPROACH_SIZE * bool(getattr(train.env, "approach_features", False))
+    frame_width = VECTOR_SIZE + getattr(train.env, "extra_size", 0)  # the observation options' floats
     rollout = jax.jit(train.rollout)
     keys = ("value", "target", "reward", "active", "gap", "head_value", "head_target")
     parts: dict[str, list] = {k: [] for k in keys}

@@ -16,12 +16,14 @@ from hivex_jax.core.rewards import Rewards, assemble_rewards
 from hivex_jax.envs.ocean_plastic_collection import dynamics, generator, heuristics, render, rewards
 from hivex_jax.envs.ocean_plastic_collection.observations import (
     APPROACH_CLIP,
-    APPROACH_LAYOUT,
     APPROACH_SIZE,
+    BORDER_SIZE,
     LAYOUT,
     VECTOR_SIZE,
     VISUAL_SIZE,
+    border_distances,
     closest_approach,
+    extra_layout,
     local_frame,
     nearest_neighbour,
     observe,
@@ -73,7 +75,9 @@ class OceanPlasticCollection(Environment):
     256), `physics_substeps` (5 = HIVEX's decision period), `render_size` (pixels), `obstacles` (False;
     True: worlds may carry a file's obstacle grid, docs/worlds.md; off, no obstacle code is compiled),
     `approach_features` (False; True, not in HIVEX: each frame's vector gains the nearest vessel's closest
-    approach in the vessel's own frame, `observations.closest_approach`).
+    approach in the vessel's own frame, `observations.closest_approach`), `border_features` (False; True, not
+    in HIVEX: each frame's vector gains the distances to the border ahead and nearest,
+    `observations.border_distances`).
     """
 
     env_id = "OceanPlasticCollection-v0"
@@ -90,6 +94,7 @@ class OceanPlasticCollection(Environment):
         "render_size",
         "obstacles",
         "approach_features",
+        "border_features",
     )
     discrete_branches = (2, 3)  # throttle {no-op, accelerate}, steer {no-op, right, left}
     #: the package's scripted controller, `scripted_policy(obs, params) -> action` (heuristics.py)
@@ -106,6 +111,7 @@ class OceanPlasticCollection(Environment):
         render_size: int = 256,
         obstacles: bool = False,
         approach_features: bool = False,
+        border_features: bool = False,
     ):
         num_agents, num_pebbles, physics_substeps, render_size = check_static_options(
             self.env_id,
@@ -132,8 +138,10 @@ class OceanPlasticCollection(Environment):
         self.obstacles = bool(obstacles)
         self.render_size = render_size
         self.approach_features = bool(approach_features)
-        if self.approach_features:  # the scripted controller reads the standard 6 floats of each frame
-            width = VECTOR_SIZE + APPROACH_SIZE
+        self.border_features = bool(border_features)
+        self.extra_size = APPROACH_SIZE * self.approach_features + BORDER_SIZE * self.border_features
+        if self.extra_size:  # the scripted controller reads the standard 6 floats of each frame
+            width = VECTOR_SIZE + self.extra_size
             self.scripted_policy = functools.partial(heuristics.scripted_policy, frame_width=width)
             self.scripted_safety_mask = functools.partial(heuristics.safety_mask, frame_width=width)
 
@@ -143,18 +151,18 @@ class OceanPlasticCollection(Environment):
     # ----------------------------------------------------------------------------------- spaces
     def observation_space(self, params: OceanPlasticParams | None = None) -> spaces.Dict:
         a = self.num_agents
-        extra, bound = (APPROACH_SIZE, APPROACH_CLIP) if self.approach_features else (0, 2.0)
+        bound = APPROACH_CLIP if self.extra_size else 2.0
         return spaces.Dict(
             {
                 # positions stay within 1 + (one sub-step) / e_h: a vessel stops where it crossed
-                # (the approach features are clipped to +-APPROACH_CLIP)
-                "vector": spaces.Box(-bound, bound, (a, VECTOR_SIZE + extra), jnp.float32),
+                # (the options' features are clipped to +-APPROACH_CLIP)
+                "vector": spaces.Box(-bound, bound, (a, VECTOR_SIZE + self.extra_size), jnp.float32),
                 "visual": spaces.Box(0, 255, (a, VISUAL_SIZE, VISUAL_SIZE, 1), jnp.uint8),
             }
         )
 
     def observation_layout(self) -> dict[str, slice]:
-        return {**LAYOUT, **(APPROACH_LAYOUT if self.approach_features else {})}
+        return {**LAYOUT, **extra_layout(self.approach_features, self.border_features)}
 
     # --------------------------------------------------------------------------------- dynamics
     def reset_env(self, key: jax.Array, params: OceanPlasticParams):
@@ -191,14 +199,17 @@ class OceanPlasticCollection(Environment):
         )
         neighbours, _ = nearest_neighbour(positions, state.alive)
         ahead, starboard = local_frame(pebble_x, pebble_z, positions, forward)
-        approach = self._approach(positions, state.velocities, forward, state.alive)
-        return observe(positions, forward, neighbours, ahead, starboard, params, approach), state
+        extra = self._extra(positions, state.velocities, forward, state.alive, params)
+        return observe(positions, forward, neighbours, ahead, starboard, params, extra), state
 
-    def _approach(self, positions, velocities, forward, present) -> jax.Array | None:
-        """The `approach_features` option's f32[A, 6] (None without it: nothing is computed)."""
-        if not self.approach_features:
-            return None
-        return closest_approach(positions, velocities, forward, present, self.physics_substeps)
+    def _extra(self, positions, velocities, forward, present, params) -> jax.Array | None:
+        """The options' f32[A, E] (`extra_layout`; None without them: nothing is computed)."""
+        parts = []
+        if self.approach_features:
+            parts.append(closest_approach(positions, velocities, forward, present, self.physics_substeps))
+        if self.border_features:
+            parts.append(border_distances(positions, forward, params))
+        return jnp.concatenate(parts, axis=-1) if parts else None
 
     def step_env(self, key, state: OceanPlasticState, action, params: OceanPlasticParams) -> StepOutput:
         positions, velocities, forward, crossed, collided = dynamics.move_vessels(
@@ -220,7 +231,7 @@ class OceanPlasticCollection(Environment):
         collected_total = state.collected_total + pebbles.count
         still_in = state.alive & ~crossed & ~collided
         neighbours, neighbour_distance = nearest_neighbour(positions, still_in)
-        approach = self._approach(positions, velocities, forward, still_in)
+        extra = self._extra(positions, velocities, forward, still_in, params)
         ahead, starboard = local_frame(pebbles.afloat_x, pebbles.afloat_z, positions, forward)
         nearby = rewards.nearby_trash_count(ahead, starboard, params)
         nearby_delta, nearby_reference = rewards.nearby_trash_count_delta(
@@ -251,7 +262,7 @@ class OceanPlasticCollection(Environment):
             nearby_reference=nearby_reference,
         )
         return StepOutput(
-            obs=observe(positions, forward, neighbours, ahead, starboard, params, approach),
+            obs=observe(positions, forward, neighbours, ahead, starboard, params, extra),
             state=new_state,
             reward=rewarded.reward,
             terminated=crossed | collided,

@@ -6,8 +6,9 @@ centred on it and rotating with it (row 0 = ahead, column 0 = port/left), each c
 pebbles in it scaled so that `visual_saturation_count` pebbles (or more) read 255. Computed from the
 state by binning every pebble into the vessel's local grid with one scatter-add (A*N updates).
 
-With the static option `approach_features` (not in HIVEX) each frame's vector gains 6 floats after those
-6: the nearest vessel's closest approach in the vessel's own frame (`closest_approach`).
+With the static options `approach_features` and `border_features` (not in HIVEX) each frame's vector gains,
+after those 6, the nearest vessel's closest approach in the vessel's own frame (6 floats, `closest_approach`)
+and the distances to the border (2 floats, `border_distances`), in that order (`extra_layout`).
 """
 
 from __future__ import annotations
@@ -20,15 +21,16 @@ from hivex_jax.envs.ocean_plastic_collection.params import OceanPlasticParams
 #: named slices into obs["vector"]
 LAYOUT = {"position": slice(0, 2), "forward": slice(2, 4), "neighbour_position": slice(4, 6)}
 VECTOR_SIZE = 6
-#: named slices of the `approach_features` option's 6 floats, which follow the 6 above in each frame
-APPROACH_LAYOUT = {
-    "neighbour_offset_local": slice(6, 8),
-    "closest_approach_miss_local": slice(8, 10),
-    "closest_approach_time": slice(10, 11),
-    "neighbour_distance": slice(11, 12),
+#: the options' floats, in the order they follow the 6 above in each frame: name -> width
+APPROACH_NAMES = {
+    "neighbour_offset_local": 2,
+    "closest_approach_miss_local": 2,
+    "closest_approach_time": 1,
+    "neighbour_distance": 1,
 }
-APPROACH_SIZE = 6
-APPROACH_UNIT = 20.0  # m: offsets, miss vector and distance are read in units of 20 m ...
+BORDER_NAMES = {"border_distance_ahead": 1, "border_distance": 1}
+APPROACH_SIZE, BORDER_SIZE = 6, 2
+APPROACH_UNIT = 20.0  # m: offsets, miss vector and distances are read in units of 20 m ...
 APPROACH_CLIP = 5.0  # ... clipped to +-5 (100 m); "no other vessel" reads distance 5, the rest 0
 APPROACH_HORIZON = 10.0  # decisions: the time to the closest approach is clipped to [0, 10], read / 10
 VISUAL_SIZE = 25  # cells per side (exact: 25 x 25 grid)
@@ -129,6 +131,31 @@ def closest_approach(
     return jnp.where(found[:, None], features, alone).astype(jnp.float32)
 
 
+def border_distances(positions: jax.Array, forward: jax.Array, params: OceanPlasticParams) -> jax.Array:
+    """f32[A, 2]: the distance to the border straight ahead (along the heading) and to the nearest border,
+    / 20 m, clipped to [0, 5] (100 m)."""
+    e = params.sea_half_extent
+    # per axis, how far along the heading the vessel reaches the side it is heading for
+    heading_for = jnp.where(forward >= 0, e, -e)
+    reach = jnp.where(
+        jnp.abs(forward) > 1e-6, (heading_for - positions) / jnp.where(forward == 0, 1.0, forward), jnp.inf
+    )
+    ahead = jnp.min(reach, axis=-1)
+    nearest = e - jnp.max(jnp.abs(positions), axis=-1)
+    distances = jnp.stack([ahead, nearest], axis=-1) / APPROACH_UNIT
+    return jnp.clip(distances, 0.0, APPROACH_CLIP).astype(jnp.float32)
+
+
+def extra_layout(approach: bool, border: bool) -> dict[str, slice]:
+    """Named slices of the options' floats in a frame (after the standard 6)."""
+    names = {**(APPROACH_NAMES if approach else {}), **(BORDER_NAMES if border else {})}
+    layout, start = {}, VECTOR_SIZE
+    for name, width in names.items():
+        layout[name] = slice(start, start + width)
+        start += width
+    return layout
+
+
 def observe(
     positions: jax.Array,
     forward: jax.Array,
@@ -136,12 +163,12 @@ def observe(
     ahead: jax.Array,
     starboard: jax.Array,
     params: OceanPlasticParams,
-    approach: jax.Array | None = None,
+    extra: jax.Array | None = None,
 ) -> dict[str, jax.Array]:
-    """`{"vector": f32[A, 6 (+ 6)], "visual": uint8[A, 25, 25, 1]}`; (ahead, starboard) from
-    `local_frame`; `approach` f32[A, 6] (`closest_approach`, the option's) follows the 6 floats."""
+    """`{"vector": f32[A, 6 (+ E)], "visual": uint8[A, 25, 25, 1]}`; (ahead, starboard) from
+    `local_frame`; `extra` f32[A, E] (the options' floats, `extra_layout`) follows the 6 floats."""
     e = params.sea_half_extent
-    parts = [positions / e, forward, neighbour_positions / e] + ([] if approach is None else [approach])
+    parts = [positions / e, forward, neighbour_positions / e] + ([] if extra is None else [extra])
     vector = jnp.concatenate(parts, axis=-1)
     return {
         "vector": vector.astype(jnp.float32),

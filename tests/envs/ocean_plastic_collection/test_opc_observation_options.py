@@ -1,6 +1,7 @@
-"""The `approach_features` option (not in HIVEX): the nearest vessel's closest approach in the vessel's own
-frame, 6 floats after the standard 6 of each frame; the scripted controller reads the standard ones and plays
-the same episode with the option as without."""
+"""The observation options (not in HIVEX): `approach_features`, the nearest vessel's closest approach in the
+vessel's own frame (6 floats), and `border_features`, the distances to the border (2 floats), after the
+standard 6 of each frame; the scripted controller reads the standard ones and plays the same episode with the
+options as without."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 
 import hivex_jax
 from hivex_jax.envs.ocean_plastic_collection import heuristics, observations
+from hivex_jax.envs.ocean_plastic_collection.params import OceanPlasticParams
 
 
 def test_a_head_on_approach_by_hand():
@@ -40,6 +42,25 @@ def test_a_head_on_approach_by_hand():
     np.testing.assert_array_equal(np.asarray(alone[0]), [0.0, 0.0, 0.0, 0.0, 0.0, 5.0])
 
 
+def test_border_distances_by_hand():
+    positions = jnp.asarray([[0.0, 0.0], [190.0, 0.0], [100.0, -150.0]])
+    forward = jnp.asarray([[1.0, 0.0], [0.0, 1.0], [0.6, -0.8]])
+    got = np.asarray(observations.border_distances(positions, forward, OceanPlasticParams()))
+    # the centre: 200 m both ways, clipped to 100 m; 190 m east heading north: 200 m ahead, 10 m to the east
+    # border; heading south-east from (100, -150): the south border in 50 / 0.8 = 62.5 m, nearest 50 m
+    np.testing.assert_allclose(got, [[5.0, 5.0], [5.0, 0.5], [3.125, 2.5]], rtol=1e-6)
+
+
+def test_extra_layout_follows_the_standard_floats_in_option_order():
+    both = observations.extra_layout(approach=True, border=True)
+    assert both["neighbour_offset_local"] == slice(6, 8) and both["neighbour_distance"] == slice(11, 12)
+    assert both["border_distance_ahead"] == slice(12, 13) and both["border_distance"] == slice(13, 14)
+    assert observations.extra_layout(approach=False, border=True) == {
+        "border_distance_ahead": slice(6, 7),
+        "border_distance": slice(7, 8),
+    }
+
+
 def test_standard_frames_reads_the_standard_floats_of_each_frame():
     vector = jnp.arange(24.0).reshape(1, 24)  # two frames of 12: [6 standard, 6 approach] each
     newest, previous = heuristics.standard_frames(vector, 12)
@@ -52,11 +73,12 @@ def test_standard_frames_reads_the_standard_floats_of_each_frame():
 
 
 @pytest.mark.timeout(600)
-def test_the_option_adds_the_features_and_the_scripted_controller_plays_the_same_episode():
+def test_the_options_add_the_features_and_the_scripted_controller_plays_the_same_episode():
     plain, params = hivex_jax.make("OceanPlasticCollection-v0")
-    option, _ = hivex_jax.make("OceanPlasticCollection-v0", approach_features=True)
-    layout = option.observation_layout()
-    assert layout["neighbour_distance"] == slice(23, 24) and layout["position"] == slice(12, 14)
+    option, _ = hivex_jax.make("OceanPlasticCollection-v0", approach_features=True, border_features=True)
+    layout = option.observation_layout()  # the newest of two 14-float frames
+    assert layout["position"] == slice(14, 16) and layout["neighbour_distance"] == slice(25, 26)
+    assert layout["border_distance"] == slice(27, 28)
 
     def play(env):
         obs, state = env.reset(hivex_jax.world_key(3), params)
@@ -73,9 +95,10 @@ def test_the_option_adds_the_features_and_the_scripted_controller_plays_the_same
     rewards_opt, vectors_opt = (np.asarray(x) for x in jax.jit(lambda: play(option))())
     np.testing.assert_array_equal(rewards_opt, rewards)
     assert np.abs(rewards).sum() > 0
-    assert vectors_opt.shape[-1] == 24
-    np.testing.assert_array_equal(vectors_opt[..., 12:18], vectors[..., 6:12])  # newest standard floats
+    assert vectors_opt.shape[-1] == 28
+    np.testing.assert_array_equal(vectors_opt[..., 14:20], vectors[..., 6:12])  # newest standard floats
     np.testing.assert_array_equal(vectors_opt[..., 0:6], vectors[..., 0:6])  # previous frame's
     assert np.all(np.abs(vectors_opt) <= 5.0)
-    assert option.observation_space(params).spaces["vector"].shape == (3, 24)
-    assert np.any(vectors_opt[..., 23] < 5.0)  # some vessel came within 100 m of another
+    assert option.observation_space(params).spaces["vector"].shape == (3, 28)
+    assert np.any(vectors_opt[..., 25] < 5.0)  # some vessel came within 100 m of another
+    assert np.any(vectors_opt[..., 26] < 5.0)  # and headed for the border within 100 m
