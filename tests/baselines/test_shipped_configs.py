@@ -63,12 +63,16 @@ def test_every_shipped_config_has_its_flat_record():
 
 
 #: keys added to the config since that record, with the default every record reads them with
-ADDED_KEYS = {"train_env_params": {}}
+ADDED_KEYS = {"train_env_params": {}, "value_heads": {}}
 #: deliberate changes to shipped configs since that record (issue 32: the main job trains on 500-decision
 #: episodes and is scored on 32 held-out worlds), by the configs that inherit them
 NO_TEACHER = {"teacher_coef": 0.0, "teacher_where": "all", "teacher_anneal_updates": 0}
 OPC_CPU = ("ippo_ocean_plastic_collection.yaml", "mappo_ocean_plastic_collection.yaml")
 OPC_GPU = ("ippo_ocean_plastic_collection_gpu.yaml", "probe_ocean_plastic_collection_gpu.yaml")
+OPC_SAFETY = {
+    "env_options": {"approach_features": True, "border_features": True},
+    "value_heads": {"collided_with_other_vessel": 30, "crossed_border": 10},
+}
 WFC_MAIN_JOB = {"train_env_params": {"max_steps": 500}, "test_worlds": "6000:6032", "total_env_steps": 150000}
 CHANGED_SINCE = {
     "ippo_wind_farm_control.yaml": WFC_MAIN_JOB,
@@ -78,9 +82,10 @@ CHANGED_SINCE = {
     "ippo_wind_farm_control_wakes_row4.yaml": {"train_env_params": {"max_steps": 500}},
     "mappo_wind_farm_control_wakes_row4.yaml": {"train_env_params": {"max_steps": 500}},
     "mappo_wind_farm_control_wakes.yaml": {"train_env_params": {"max_steps": 500}},
-    # issue 32: no teacher, and the border curriculum reaches the env's reward half way through training
-    **{name: {**NO_TEACHER, "train_reward_weights_anneal_updates": 245} for name in OPC_CPU},
-    **{name: {**NO_TEACHER, "train_reward_weights_anneal_updates": 50} for name in OPC_GPU},
+    # issue 32: no teacher, and the border curriculum reaches the env's reward half way through training; the
+    # closest approach and the border distances observed, a critic head for each -100 term
+    **{name: {**NO_TEACHER, **OPC_SAFETY, "train_reward_weights_anneal_updates": 245} for name in OPC_CPU},
+    **{name: {**NO_TEACHER, **OPC_SAFETY, "train_reward_weights_anneal_updates": 50} for name in OPC_GPU},
     # issue 32: twice the budget, so that every seed of five reaches 0.75 of scripted
     **{f"{algo}_drone_based_reforestation.yaml": {"total_env_steps": 819200} for algo in ("ippo", "mappo")},
     # issue 32: a fifth of the entropy bonus, so that the stochastic policy meets 0.95 of scripted (the
