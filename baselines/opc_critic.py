@@ -38,8 +38,8 @@ GAP_EDGES = (0.0, 10.0, 20.0, 40.0, float("inf"))  # m
 
 def neighbour_gap(vector: np.ndarray, sea_half_extent: float, frame_width: int = VECTOR_SIZE) -> np.ndarray:
     """f32[...]: distance (m) to the nearest other vessel from the newest frame of a (stacked) `vector`
-    f32[..., k * frame_width] (more with the observation options); NaN where there is none (the neighbour reads as
-    the vessel itself)."""
+    f32[..., k * frame_width] (6, more with the observation options); NaN where there is none (the
+    neighbour reads as the vessel itself)."""
     width = vector.shape[-1]
     frame = vector[..., width - frame_width : width - frame_width + VECTOR_SIZE]
     own, other = frame[..., LAYOUT["position"]], frame[..., LAYOUT["neighbour_position"]]

@@ -145,7 +145,6 @@ def make_train(
     return_scaler = ReturnScaler(config)
     training_reward = extensions.training_reward(config, env, train_params)
     auxiliary_losses = extensions.auxiliary_losses(config, env)
-
     data = functools.partial(members.value, config, train_params)  # (member, key): a member's or the config's
 
     def value_of(params: dict, critic_obs: dict) -> jax.Array:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from typing import ClassVar
 
 import jax
@@ -141,9 +140,9 @@ class OceanPlasticCollection(Environment):
         self.border_features = bool(border_features)
         self.extra_size = APPROACH_SIZE * self.approach_features + BORDER_SIZE * self.border_features
         if self.extra_size:  # the scripted controller reads the standard 6 floats of each frame
-            width = VECTOR_SIZE + self.extra_size
-            self.scripted_policy = functools.partial(heuristics.scripted_policy, frame_width=width)
-            self.scripted_safety_mask = functools.partial(heuristics.safety_mask, frame_width=width)
+            self.scripted_policy, self.scripted_safety_mask = heuristics.for_frame_width(
+                VECTOR_SIZE + self.extra_size
+            )
 
     def default_params(self) -> OceanPlasticParams:
         return OceanPlasticParams()
@@ -197,19 +196,20 @@ class OceanPlasticCollection(Environment):
             # HIVEX's sea has none; None: the obstacle code is not compiled (it tripled the step time)
             obstacles=jnp.zeros((OBSTACLE_GRID, OBSTACLE_GRID), bool) if self.obstacles else None,
         )
-        neighbours, _ = nearest_neighbour(positions, state.alive)
+        neighbours, _, extra = self._around(positions, state.velocities, forward, state.alive, params)
         ahead, starboard = local_frame(pebble_x, pebble_z, positions, forward)
-        extra = self._extra(positions, state.velocities, forward, state.alive, params)
         return observe(positions, forward, neighbours, ahead, starboard, params, extra), state
 
-    def _extra(self, positions, velocities, forward, present, params) -> jax.Array | None:
-        """The options' f32[A, E] (`extra_layout`; None without them: nothing is computed)."""
+    def _around(self, positions, velocities, forward, present, params) -> tuple:
+        """(nearest other present vessel's position f32[A, 2], its distance f32[A], the observation options'
+        floats f32[A, E] (`extra_layout`) or None without them: then nothing more is computed)."""
+        neighbours, distance = nearest_neighbour(positions, present)
         parts = []
         if self.approach_features:
             parts.append(closest_approach(positions, velocities, forward, present, self.physics_substeps))
         if self.border_features:
             parts.append(border_distances(positions, forward, params))
-        return jnp.concatenate(parts, axis=-1) if parts else None
+        return neighbours, distance, jnp.concatenate(parts, axis=-1) if parts else None
 
     def step_env(self, key, state: OceanPlasticState, action, params: OceanPlasticParams) -> StepOutput:
         positions, velocities, forward, crossed, collided = dynamics.move_vessels(
@@ -229,9 +229,8 @@ class OceanPlasticCollection(Environment):
             state.rng_seed, t, state.trash_map, state.obstacles, params
         )
         collected_total = state.collected_total + pebbles.count
-        still_in = state.alive & ~crossed & ~collided
-        neighbours, neighbour_distance = nearest_neighbour(positions, still_in)
-        extra = self._extra(positions, velocities, forward, still_in, params)
+        present = state.alive & ~crossed & ~collided
+        neighbours, neighbour_distance, extra = self._around(positions, velocities, forward, present, params)
         ahead, starboard = local_frame(pebbles.afloat_x, pebbles.afloat_z, positions, forward)
         nearby = rewards.nearby_trash_count(ahead, starboard, params)
         nearby_delta, nearby_reference = rewards.nearby_trash_count_delta(

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+
 import jax
 import jax.numpy as jnp
 
@@ -85,15 +88,29 @@ def _safety_rules(
     return near_border, border_error, threat, avoid_error, gap
 
 
-def scripted_policy(
-    obs: dict[str, jax.Array], params: OceanPlasticParams, frame_width: int = VECTOR_SIZE
+def scripted_policy(obs: dict[str, jax.Array], params: OceanPlasticParams) -> dict[str, jax.Array]:
+    """The scripted controller on the standard observation (`_scripted_policy`)."""
+    return _scripted_policy(obs, params, VECTOR_SIZE)
+
+
+def for_frame_width(frame_width: int) -> tuple[Callable, Callable]:
+    """`(scripted_policy, safety_mask)` for vectors of `frame_width` floats per frame (the observation
+    options add floats after the standard 6): what the env binds when an option is on."""
+    return (
+        functools.partial(_scripted_policy, frame_width=frame_width),
+        functools.partial(safety_mask, frame_width=frame_width),
+    )
+
+
+def _scripted_policy(
+    obs: dict[str, jax.Array], params: OceanPlasticParams, frame_width: int
 ) -> dict[str, jax.Array]:
     """Full throttle (coasting when a vessel is close ahead); steer, in priority order, away from the
     border, away from a vessel ahead, towards the cheapest pebble in view (distance + a turning cost),
     else straight on.
 
     Works on single or stacked frames (it reads the newest frame's standard 6 floats, `frame_width` floats
-    per frame, and the last channel); the `approach_features` env binds `frame_width=12`.
+    per frame, and the last channel).
     """
     vector, _ = standard_frames(obs["vector"], frame_width)
     grid = obs["visual"][..., -1].astype(jnp.float32)  # [A, 25, 25], newest frame

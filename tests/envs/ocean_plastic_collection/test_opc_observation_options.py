@@ -93,11 +93,12 @@ def test_the_options_add_the_features_and_the_scripted_controller_plays_the_same
 
     rewards, vectors = (np.asarray(x) for x in jax.jit(lambda: play(plain))())
     rewards_opt, vectors_opt = (np.asarray(x) for x in jax.jit(lambda: play(option))())
-    np.testing.assert_array_equal(rewards_opt, rewards)
+    # the same episode; XLA may fuse the positions' arithmetic differently with the options (last-bit changes)
+    np.testing.assert_allclose(rewards_opt, rewards, rtol=1e-5, atol=1e-5)
     assert np.abs(rewards).sum() > 0
     assert vectors_opt.shape[-1] == 28
-    np.testing.assert_array_equal(vectors_opt[..., 14:20], vectors[..., 6:12])  # newest standard floats
-    np.testing.assert_array_equal(vectors_opt[..., 0:6], vectors[..., 0:6])  # previous frame's
+    np.testing.assert_allclose(vectors_opt[..., 14:20], vectors[..., 6:12], atol=1e-6)  # newest standard
+    np.testing.assert_allclose(vectors_opt[..., 0:6], vectors[..., 0:6], atol=1e-6)  # previous frame's
     assert np.all(np.abs(vectors_opt) <= 5.0)
     assert option.observation_space(params).spaces["vector"].shape == (3, 28)
     assert np.any(vectors_opt[..., 25] < 5.0)  # some vessel came within 100 m of another
