@@ -99,7 +99,7 @@ def collect(train: Any, runner: Any, rollouts: int) -> dict[str, np.ndarray]:
 
     config = train.config
     heads = ValueHeads(config, train.env, train.train_params)
-    scales = np.concatenate([[1.0], np.asarray(heads.scales)]) if heads.names else np.ones(1)
+    scales = np.asarray(heads.scales) if heads.names else np.ones(1)
     frame_width = VECTOR_SIZE + getattr(train.env, "extra_size", 0)  # the observation options' floats
     rollout = jax.jit(train.rollout)
     keys = ("value", "target", "reward", "active", "gap", "head_value", "head_target")

@@ -36,7 +36,8 @@ class ValueHeads:
             return
         all_names = list(env.reward_term_names)
         self.columns = jnp.asarray([all_names.index(n) for n in self.names], jnp.int32)
-        self.scales = jnp.asarray([float(config.value_heads[n]) for n in self.names], jnp.float32)
+        # per output: 1 for the rest, then each named head's scale
+        self.scales = jnp.asarray([1.0] + [float(config.value_heads[n]) for n in self.names], jnp.float32)
         # the terms as the training reward weighs them (a curriculum's weights; else the env's, in info)
         self.reweighting = RewardReweighting(config, env, env_params) if config.train_reward_weights else None
         self.sharing = config.train_reward_sharing
@@ -59,23 +60,12 @@ class ValueHeads:
         return jnp.concatenate([(reward - jnp.sum(terms, axis=-1))[..., None], terms], axis=-1)
 
     def gae(
-        self,
-        rewards: jax.Array,
-        values: jax.Array,
-        next_values: jax.Array,
-        terminated: jax.Array,
-        episode_end: jax.Array,
-        active: jax.Array,
-        gamma: Any,
-        gae_lambda: float,
-        gamma_lambda: Any = None,
+        self, rewards: jax.Array, values: jax.Array, next_values: jax.Array, *rest: Any
     ) -> tuple[jax.Array, jax.Array]:
-        """`common.gae` per head: (advantages f32[T, N, A] of the whole reward, targets f32[T, N, A, 1 + K] in
-        the heads' units); off: `common.gae` itself."""
-        args = (terminated, episode_end, active, gamma, gae_lambda, gamma_lambda)
+        """`common.gae` per head (`rest`: its other arguments, shared by the heads): (advantages f32[T, N, A]
+        of the whole reward, targets f32[T, N, A, 1 + K] in the heads' units); off: `common.gae` itself."""
         if not self.names:
-            return gae(rewards, values, next_values, *args)
-        scales = jnp.concatenate([jnp.ones(1, jnp.float32), self.scales])
-        per_head = jax.vmap(gae, (-1, -1, -1) + (None,) * len(args), -1)
-        advantages, targets = per_head(rewards / scales, values, next_values, *args)
-        return jnp.sum(advantages * scales, axis=-1), targets
+            return gae(rewards, values, next_values, *rest)
+        per_head = jax.vmap(gae, (-1, -1, -1) + (None,) * len(rest), -1)
+        advantages, targets = per_head(rewards / self.scales, values, next_values, *rest)
+        return jnp.sum(advantages * self.scales, axis=-1), targets

@@ -36,18 +36,23 @@ APPROACH_HORIZON = 10.0  # decisions: the time to the closest approach is clippe
 VISUAL_SIZE = 25  # cells per side (exact: 25 x 25 grid)
 
 
+def _nearest(positions: jax.Array, present: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
+    """(index i32[A], found bool[A], squared distances f32[A, A], inf where not a candidate) of each vessel's
+    nearest other present vessel."""
+    a = positions.shape[0]
+    d2 = jnp.sum((positions[:, None, :] - positions[None, :, :]) ** 2, axis=-1)
+    valid = present[None, :] & ~jnp.eye(a, dtype=bool)
+    d2 = jnp.where(valid, d2, jnp.inf)
+    return jnp.argmin(d2, axis=-1), jnp.any(valid, axis=-1), d2
+
+
 def nearest_neighbour(positions: jax.Array, present: jax.Array) -> tuple[jax.Array, jax.Array]:
     """(position f32[A, 2], distance f32[A]) of each vessel's nearest other present vessel.
 
     With no other vessel present the vessel's own position and an infinite distance are returned (the
     observation then reads "no neighbour" as a neighbour on top of itself; no Close reward is paid).
     """
-    a = positions.shape[0]
-    d2 = jnp.sum((positions[:, None, :] - positions[None, :, :]) ** 2, axis=-1)
-    valid = present[None, :] & ~jnp.eye(a, dtype=bool)
-    d2 = jnp.where(valid, d2, jnp.inf)
-    j = jnp.argmin(d2, axis=-1)
-    found = jnp.any(valid, axis=-1)
+    j, found, d2 = _nearest(positions, present)
     neighbour = jnp.where(found[:, None], positions[j], positions)
     distance = jnp.where(found, jnp.sqrt(jnp.take_along_axis(d2, j[:, None], axis=-1)[:, 0]), jnp.inf)
     return neighbour, distance
@@ -101,11 +106,7 @@ def closest_approach(
     neighbour's position only in sea coordinates, and its velocity only as a difference of two frames
     (docs/envs/ocean_plastic_collection.md, "Known limitations").
     """
-    a = positions.shape[0]
-    d2 = jnp.sum((positions[:, None, :] - positions[None, :, :]) ** 2, axis=-1)
-    valid = present[None, :] & ~jnp.eye(a, dtype=bool)
-    j = jnp.argmin(jnp.where(valid, d2, jnp.inf), axis=-1)
-    found = jnp.any(valid, axis=-1)
+    j, found, _ = _nearest(positions, present)
     offset = positions[j] - positions
     closing = (velocities[j] - velocities) * substeps  # m per decision (velocities are per sub-step)
     speed2 = jnp.maximum(jnp.sum(closing**2, axis=-1), 1e-6)
@@ -137,9 +138,8 @@ def border_distances(positions: jax.Array, forward: jax.Array, params: OceanPlas
     e = params.sea_half_extent
     # per axis, how far along the heading the vessel reaches the side it is heading for
     heading_for = jnp.where(forward >= 0, e, -e)
-    reach = jnp.where(
-        jnp.abs(forward) > 1e-6, (heading_for - positions) / jnp.where(forward == 0, 1.0, forward), jnp.inf
-    )
+    moving = jnp.abs(forward) > 1e-6  # along that axis; else the heading never reaches that side
+    reach = jnp.where(moving, (heading_for - positions) / jnp.where(moving, forward, 1.0), jnp.inf)
     ahead = jnp.min(reach, axis=-1)
     nearest = e - jnp.max(jnp.abs(positions), axis=-1)
     distances = jnp.stack([ahead, nearest], axis=-1) / APPROACH_UNIT
