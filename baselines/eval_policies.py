@@ -1,6 +1,8 @@
 """The policies an evaluation plays: the trained actor (greedy, stochastic, or both in one program; a
 recurrent actor with its memory carried in the env state, `PolicyMemoryEnv`) and the baselines (scripted,
-random) as one policy over an index. `baselines.evaluation` runs them on test worlds."""
+random) as one policy over an index, with the env params as constants or, where that scores the same bit
+for bit (`BASELINES_EXACT_AS_DATA`), as data for every setting of a fused sweep (`SettingBaselines`).
+`baselines.evaluation` runs them on test worlds."""
 
 from __future__ import annotations
 
@@ -106,3 +108,31 @@ def baseline_policies(env: Any, env_params: Any) -> tuple[list[str], rollout.Pol
         return jax.tree.map(lambda *xs: jnp.stack(xs)[index], *actions)
 
     return names, policy
+
+
+#: envs whose baselines (scripted, random) score the same, bit for bit, with the env params as data in the
+#: compiled program as with them as constants (every task and level, worlds 6000-6002, 2026-12-03: docs/
+#: training.md "Sweeps"), so a fused sweep over their settings plays every setting's baselines with one
+#: program. Not Wind Farm Control, Drone-Based Reforestation: XLA folds their constant params with other
+#: rounding (a return's 1e-7 on WFC; a changed episode on DBR), so there each setting keeps its own program
+BASELINES_EXACT_AS_DATA = frozenset(
+    {"WildfireResourceManagement-v0", "AerialWildfireSuppression-v0", "OceanPlasticCollection-v0"}
+)
+
+
+class SettingBaselines:
+    """A baselines program with the env params as data (`rollout.Evaluator(..., params_axis=True)` over
+    `baseline_factory`) bound to one setting's params: called as a constant-params program is."""
+
+    def __init__(self, program: rollout.Evaluator, params_stack: Any):
+        self.program, self.params_stack = program, params_stack  # stack of one setting
+
+    def __call__(self, policy_index: jax.Array, worlds: Any = None) -> dict[str, Any]:
+        """Totals `[P, W, ...]` of policies `policy_index [P]` on the program's worlds or `worlds`."""
+        totals = self.program(policy_index, worlds, env_params=self.params_stack)  # [P, 1, W, ...]
+        return jax.tree.map(lambda x: x[:, 0], totals)
+
+
+def baseline_factory(env: Any) -> rollout.PolicyFactory:
+    """`baseline_policies`' policy for env params given as data: `make_policy(env_params)`."""
+    return lambda env_params: baseline_policies(env, env_params)[1]

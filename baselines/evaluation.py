@@ -17,11 +17,13 @@ import hivex_jax
 from baselines import checkpoint
 from baselines.config import PPOConfig, fit_saved_config, from_dict
 from baselines.eval_policies import (
+    BASELINES_EXACT_AS_DATA,
     PolicyMemoryEnv,
+    SettingBaselines,
+    baseline_factory,
     baseline_policies,
     greedy_or_stochastic,
     policy_env,
-    trained_policy,
 )
 from baselines.population import Population, cached, compute_key, get_population, init_and_eval_key
 from baselines.ppo import Train
@@ -49,13 +51,13 @@ class HeldOutEvaluation:
         self.distinct_episodes: dict[str, Any] | None = None  # seeds dropped as repeats (distinct_worlds)
         self.num_seeds = cfg.num_seeds
         self.reward_term_names = tuple(env.reward_term_names)
-        self.baseline_names, baseline = baseline_policies(env, params)
+        self.baseline_names = baseline_policies(env, params)[0]
         # `params_as_data`: the trained policy's program takes the env params as an argument (a stack of
         # one), not as constants, so `in_setting` serves another task, level or env params without
-        # compiling it again. The baselines keep their constant-params program, one per setting: they
-        # are every run's reference, and where episodes amplify float rounding (Drone-Based
-        # Reforestation: a 1e-6 difference in a world's reset changes a scripted episode's events) the
-        # two programs' scores differ
+        # compiling it again. The baselines are every run's reference: they do the same only on the envs
+        # where that scores what the constant-params program scores (`BASELINES_EXACT_AS_DATA`); elsewhere
+        # each setting keeps its own constant-params program (on Drone-Based Reforestation a 1e-6
+        # difference in a world's reset changes a scripted episode's events)
         self.params_stack = hivex_jax.stack_params([params]) if params_as_data else None
         trained = greedy_or_stochastic(train)
         self.trained = rollout.Evaluator(
@@ -68,25 +70,41 @@ class HeldOutEvaluation:
             True,
             params_as_data,
         )
-        self.baselines = rollout.Evaluator(env, params, baseline, self.worlds, key, num_steps, batched=True)
+        self._baselines_as_data = None
+        if params_as_data and cfg.env_id in BASELINES_EXACT_AS_DATA:
+            self._baselines_as_data = rollout.Evaluator(
+                env, self.params_stack, baseline_factory(env), self.worlds, key, num_steps, True, True
+            )
         self._num_steps = num_steps
-        self._baselines_by_setting = {init_and_eval_key(cfg): self.baselines}  # shared by copies
+        self._baselines_by_setting: dict[str, Any] = {}  # shared by copies
+        self.baselines = self._setting_baselines(train)
+
+    def _setting_baselines(self, train: Train) -> Any:
+        """The baselines' program for `train`'s setting, built once per setting: the shared params-as-data
+        one bound to its params, or its own constant-params one."""
+        setting = init_and_eval_key(train.config)
+        if setting not in self._baselines_by_setting:
+            env, params = train.env, train.env_params
+            if self._baselines_as_data is not None:
+                stack = hivex_jax.stack_params([params])
+                program = SettingBaselines(self._baselines_as_data, stack)
+            else:
+                key = jax.random.PRNGKey(train.config.eval_seed)
+                _, baseline = baseline_policies(env, params)
+                program = rollout.Evaluator(
+                    env, params, baseline, self.worlds, key, self._num_steps, batched=True
+                )
+            self._baselines_by_setting[setting] = program
+        return self._baselines_by_setting[setting]
 
     def in_setting(self, train: Train) -> HeldOutEvaluation:
         """The same compiled trained-policy evaluation (built with `params_as_data`) for `train`'s env
         params (another task, level or `EnvParams` field of the same env and policy shapes), with the
-        baselines' program of that setting (built once per setting)."""
+        baselines' program of that setting."""
         other = copy.copy(self)
         other.train = train
         other.params_stack = hivex_jax.stack_params([train.env_params])
-        setting = init_and_eval_key(train.config)
-        if setting not in self._baselines_by_setting:
-            _, baseline = baseline_policies(train.env, train.env_params)
-            key = jax.random.PRNGKey(train.config.eval_seed)
-            self._baselines_by_setting[setting] = rollout.Evaluator(
-                train.env, train.env_params, baseline, self.worlds, key, self._num_steps, batched=True
-            )
-        other.baselines = self._baselines_by_setting[setting]
+        other.baselines = self._setting_baselines(train)
         return other
 
     def _play_trained(self, policy_params: Any) -> dict[str, Any]:
@@ -232,28 +250,6 @@ def get_evaluation(population: Population, worlds: Any, num_steps: int | None = 
     evaluation = evaluation.on(world_list)
     evaluation.distinct_episodes = dropped
     return evaluation
-
-
-def write_episode_gif(path: Path, evaluation: HeldOutEvaluation, params: Any) -> None:
-    """`episode.gif` of the first seed's greedy policy on the evaluation's first world, in its env (a
-    stress world when the pool is stress, file worlds with world_files) (`gif_stride`, `gif_frames`)."""
-    from hivex_jax.eval.gif import episode_frames, write_gif
-
-    train = evaluation.train
-    world = int(evaluation.worlds[0])
-    config = train.config
-    params0 = jax.tree.map(lambda x: x[0], params)
-    frames = episode_frames(
-        policy_env(train),
-        train.env_params,
-        trained_policy(train, True),
-        params0,
-        world,
-        config.eval_seed,
-        config.gif_stride,
-        config.gif_frames,
-    )
-    write_gif(path, frames)
 
 
 # ------------------------------------------------------------------------------------------ evaluate

@@ -289,8 +289,9 @@ def get_setting_evaluation(
     True)`): one compiled trained-policy evaluation serves every population of the same config but for
     the env setting (`task`, `level`, `env_params`, `train_env_params`, the update-only keys), as a fused
     sweep's members over levels are; the baselines play each setting's constant-params program, as
-    `get_evaluation`'s do. The trained totals equal `get_evaluation`'s up to float rounding where XLA folds
-    constant params differently (on Drone-Based Reforestation that can change a world's episode).
+    `get_evaluation`'s do, or one shared program on the envs where that scores the same bit for bit
+    (`BASELINES_EXACT_AS_DATA`). The trained totals equal `get_evaluation`'s up to float rounding where
+    XLA folds constant params differently (on Drone-Based Reforestation that can change an episode).
     `num_steps` must cover every setting's episode (full episodes: the longest `max_steps` of them)."""
     world_list, dropped = distinct_worlds(population.train.env, worlds)
     config_key = compute_key(population.config, UPDATE_ONLY_KEYS | ENV_MEMBER_KEYS)

@@ -109,16 +109,18 @@ def plan_sweep(
     """`plan_programs`, for a program whose members differ in env keys with their trainers built (and
     returned by index for reuse): members whose pregenerated training pools differ (e.g. levels that
     generate other worlds) stay one program, each drawing from its own pool within the members' pools
-    joined (`FusedPopulation`); only if those would take over `JOINED_POOL_MAX_BYTES` do they generate
-    their worlds at reset instead (`pregenerate_worlds=false`: the same episodes, `TrainingEnv`)."""
+    joined (`FusedPopulation`), the pools built by one program with the env params as data (the worlds
+    their runs alone build, up to float rounding); only if those would take over `JOINED_POOL_MAX_BYTES`
+    do they generate their worlds at reset instead (`pregenerate_worlds=false`: the same episodes,
+    `TrainingEnv`)."""
     populations: dict[int, Population] = {}
     programs = []
     for program in plan_programs(configs, fuse, max_members):
         if not settings_differ([configs[i] for i in program]):
             programs.append(program)
             continue
-        for i in program:
-            populations[i] = Population(make_train(configs[i]))
+        for i in program:  # their pools built by one program, the env params as data
+            populations[i] = Population(make_train(configs[i], pool_as_data=True))
         groups = split_by_pool([populations[i] for i in program])
         pools = [populations[program[g[0]]].train.training_env.pool for g in groups]
         if len(groups) > 1 and sum(pool.bytes for pool in pools) > JOINED_POOL_MAX_BYTES:

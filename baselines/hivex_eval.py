@@ -12,7 +12,7 @@ from typing import Any
 
 import jax
 
-from baselines import evaluation
+from baselines import eval_policies, evaluation
 from hivex_jax.eval import rollout
 from hivex_jax.eval.hivex_protocol import evaluate_hivex_protocol, hivex_test_run
 
@@ -47,9 +47,9 @@ def evaluate_run_hivex(
     params = jax.tree.map(lambda x: x[:runs], state.params)
     policies: dict[str, Any] = {
         "stochastic": evaluate_hivex_protocol(
-            evaluation.policy_env(train),  # with a recurrent actor's memory in the state
+            eval_policies.policy_env(train),  # with a recurrent actor's memory in the state
             env_params,
-            evaluation.trained_policy(train, greedy=False),
+            eval_policies.trained_policy(train, greedy=False),
             params,
             protocol,
             progress=progress,

@@ -55,7 +55,8 @@ def lend(variant: str, policy: rollout.Policy, env_params: Any) -> rollout.Polic
 
 def diagnose(run_dir: str, worlds: str) -> list[dict[str, Any]]:
     """One dict per (variant, greedy/stochastic): return, fraction of scripted, pebbles, crossed, collided."""
-    from baselines.evaluation import load_run, policy_env, trained_policy
+    from baselines.eval_policies import policy_env, trained_policy
+    from baselines.evaluation import load_run
 
     config, population, state = load_run(run_dir)
     train = population.train

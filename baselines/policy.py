@@ -159,9 +159,9 @@ class RecurrentPolicy:
         return jax.lax.scan(step, hidden0, inputs)[1]
 
     def evaluation_act(self, params: dict, obs: dict, key: jax.Array, greedy: bool) -> dict:
-        """Refused: a recurrent policy acts with its memory (`baselines.evaluation.policy_env`)."""
+        """Refused: a recurrent policy acts with its memory (`baselines.eval_policies.policy_env`)."""
         raise ConfigError(  # one line from any command that does not carry the memory
-            "recurrent runs act with their GRU memory (baselines.evaluation.trained_policy in "
+            "recurrent runs act with their GRU memory (baselines.eval_policies.trained_policy in "
             "policy_env); this command does not carry it yet: use hivex evaluate or hivex transfer"
         )
 

@@ -9,12 +9,15 @@ import math
 import os
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from baselines import extensions
 from baselines.config import PPOConfig
+
+if TYPE_CHECKING:
+    from baselines.evaluation import HeldOutEvaluation
 
 METRIC_NAMES = (
     "step_reward",
@@ -213,3 +216,28 @@ def format_results(results: dict[str, Any]) -> str:
         ci = f"{s['ci95']:9.1f}" if s.get("num_seeds", 2) > 1 else f"{'-':>9s}"  # one run: no spread
         lines.append(f"  {name:<11s} {s['mean']:10.1f} {ci} {s['iqm']:10.1f} {r:>12s}")
     return "\n".join(lines)
+
+
+def write_episode_gif(path: Path, evaluation: HeldOutEvaluation, params: Any) -> None:
+    """`episode.gif` of the first seed's greedy policy on the evaluation's first world, in its env (a
+    stress world when the pool is stress, file worlds with world_files) (`gif_stride`, `gif_frames`)."""
+    import jax
+
+    from baselines.eval_policies import policy_env, trained_policy
+    from hivex_jax.eval.gif import episode_frames, write_gif
+
+    train = evaluation.train
+    world = int(evaluation.worlds[0])
+    config = train.config
+    params0 = jax.tree.map(lambda x: x[0], params)
+    frames = episode_frames(
+        policy_env(train),
+        train.env_params,
+        trained_policy(train, True),
+        params0,
+        world,
+        config.eval_seed,
+        config.gif_stride,
+        config.gif_frames,
+    )
+    write_gif(path, frames)

@@ -24,7 +24,7 @@ import numpy as np
 from baselines import checkpoint
 from baselines.config import PPOConfig
 from baselines.distributed import broadcast_text, broadcast_value, fetch, is_main
-from baselines.evaluation import HeldOutEvaluation, get_evaluation, write_episode_gif
+from baselines.evaluation import HeldOutEvaluation, get_evaluation
 from baselines.guards import check_resume_config, first_nonfinite, stop_nonfinite
 from baselines.memory import compile_checked
 from baselines.population import Population, get_population
@@ -35,6 +35,7 @@ from baselines.run_files import (
     format_results,
     metric_names,
     per_update_metrics,
+    write_episode_gif,
     write_eval_files,
     write_summary,
     write_text_atomic,

@@ -22,6 +22,7 @@ from flax import struct
 from hivex_jax.core.errors import world_seeds
 from hivex_jax.core.wrapper import Wrapper
 from hivex_jax.wrappers import AutoReset, EpisodeStatistics, PregeneratedWorldPool, WorldPool
+from hivex_jax.wrappers.world_pool import pool_builder
 
 
 @struct.dataclass
@@ -102,6 +103,24 @@ def _shared_pool(key: str | None, build: Any) -> PregeneratedWorldPool:
     return pool
 
 
+#: the last compiled pool builder with the env params as data, by the config's key less its env setting
+_LAST_BUILDER: dict[str, Any] = {}
+
+
+def shared_pool_builder(config: Any, env: Any) -> Any:
+    """`pool_builder(env)` shared by the configs that differ only in their env setting (task, level, env
+    params) or update-only keys: a fused sweep's members over levels build their pools with one compile."""
+    from baselines.fused_plan import ENV_MEMBER_KEYS
+    from baselines.member import UPDATE_ONLY_KEYS
+    from baselines.population import compute_key
+
+    key = compute_key(config, UPDATE_ONLY_KEYS | ENV_MEMBER_KEYS)
+    if key not in _LAST_BUILDER:
+        _LAST_BUILDER.clear()
+        _LAST_BUILDER[key] = pool_builder(env)
+    return _LAST_BUILDER[key]
+
+
 class TrainingEnv:
     """`EpisodeStatistics(AutoReset(WorldPool(env, train_worlds), final_obs=True, final_state=True))`:
     the trainer's env stack on `hivex_jax.wrappers`' one auto-reset, which also hands back the pre-reset
@@ -115,6 +134,7 @@ class TrainingEnv:
         pregenerate: bool = False,
         per_member=False,
         pool_key: str | None = None,
+        build: Any = None,
     ):
         self.env, self.per_member = env, per_member
         # Same episodes either way (a world's reset is a pure function of its seed and params); the
@@ -122,27 +142,33 @@ class TrainingEnv:
         if isinstance(worlds, PregeneratedWorldPool):  # members' own pools, joined (`segments_and_tables`)
             self.pool = worlds
         elif pregenerate:
-            self.pool = _shared_pool(pool_key, lambda: PregeneratedWorldPool(env, worlds, params))
+            self.pool = _shared_pool(
+                pool_key, lambda: PregeneratedWorldPool(env, worlds, params, build=build)
+            )
         else:
             self.pool = WorldPool(env, worlds)
         pool = MemberWorldPool(self.pool) if per_member else self.pool  # members draw their own worlds
         self.stats = EpisodeStatistics(AutoReset(pool, final_obs=True, final_state=True))
 
     @classmethod
-    def of(cls, config: Any, env: Any, params: Any, member_worlds: Any = None) -> TrainingEnv:
+    def of(
+        cls, config: Any, env: Any, params: Any, member_worlds: Any = None, pool_as_data: bool = False
+    ) -> TrainingEnv:
         """The stack a config trains on: its `train_worlds`, or with `member_worlds` (a fused population's
         pool of world seeds, or its members' pregenerated pools joined) that pool, each member drawing its
-        own worlds (`params_for`)."""
+        own worlds (`params_for`). `pool_as_data`: a pregenerated pool is built by the program shared by
+        every env setting of the config (`shared_pool_builder`), not by one of its own."""
         from baselines.population import init_and_eval_key
 
         worlds = config.train_worlds if member_worlds is None else member_worlds
         if isinstance(worlds, PregeneratedWorldPool):
             return cls(env, worlds, params, per_member=True)
-        # the pool is a function of the env, its training params and the worlds, all in this key
-        pool_key = (
-            f"{init_and_eval_key(config)}|{np.asarray(worlds).tolist() if member_worlds is not None else ''}"
-        )
-        return cls(env, worlds, params, config.pregenerate_worlds, member_worlds is not None, pool_key)
+        # the pool is a function of the env, its training params, the worlds and how it was built (its
+        # floats' rounding), all in this key
+        listed = np.asarray(worlds).tolist() if member_worlds is not None else ""
+        pool_key = f"{init_and_eval_key(config)}|{listed}|{'data' if pool_as_data else 'constants'}"
+        build = shared_pool_builder(config, env) if pool_as_data and config.pregenerate_worlds else None
+        return cls(env, worlds, params, config.pregenerate_worlds, member_worlds is not None, pool_key, build)
 
     def params_for(self, env_params: Any, member: dict | None) -> Any:
         """What `reset`/`step` take: `env_params`, or a fused member's `MemberWorlds` (`per_member`)."""

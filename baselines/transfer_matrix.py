@@ -81,7 +81,7 @@ def _policy(train: Any, baselines: list[rollout.Policy]) -> rollout.Policy:
     """A policy over rows `(params, index)`: index 0 the trained actor (greedy), i >= 1 baseline i-1. A
     recurrent actor runs in `policy_env`, its memory in the state: the baselines' actions carry the
     actor's new memory too (unused by them), so every row's action has the same structure."""
-    from baselines.evaluation import trained_policy
+    from baselines.eval_policies import trained_policy
 
     actor = trained_policy(train, greedy=True)
 
@@ -108,7 +108,7 @@ def evaluate_settings(
     (if any) and random."""
     import hivex_jax
     from baselines.common import make_env
-    from baselines.evaluation import policy_env
+    from baselines.eval_policies import policy_env
 
     names = list(evaluated)
     env, _ = make_env(evaluated[names[0]][0])

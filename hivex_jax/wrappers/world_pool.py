@@ -13,7 +13,7 @@ from hivex_jax.core.seeding import seed_range, world_key, world_pool_seeds
 from hivex_jax.core.wrapper import Wrapper
 
 # `seed_range` lives in hivex_jax.core.seeding; this was its old home, so it stays importable here.
-__all__ = ["PregeneratedWorldPool", "WorldPool", "seed_range"]
+__all__ = ["PregeneratedWorldPool", "WorldPool", "pool_builder", "seed_range"]
 
 
 class WorldPool(Wrapper):
@@ -51,7 +51,10 @@ class PregeneratedWorldPool(Wrapper):
     --pregenerate N` measures it). The pool is built for the `params` given here; `reset(key,
     params)` ignores its `params` argument, so use it where every world of the batch shares those
     params (one task and level per training run). Memory: `len(seeds)` reset outputs on the default
-    device; more than `max_bytes` is refused with the figure.
+    device; more than `max_bytes` is refused with the figure. `build`: a compiled `(seeds u32[B], params)
+    -> worlds [B, ...]` (`pool_builder`) that takes the params as data, so pools of several settings share
+    one program (their worlds equal the constant-params build's up to float rounding); default: a program
+    with these params as constants.
     """
 
     def __init__(
@@ -61,6 +64,7 @@ class PregeneratedWorldPool(Wrapper):
         params: Any,
         batch_size: int = 256,
         max_bytes: int = 4 << 30,
+        build: Any = None,
     ):
         super().__init__(env)
         seeds = world_pool_seeds(seeds, "PregeneratedWorldPool")
@@ -75,12 +79,15 @@ class PregeneratedWorldPool(Wrapper):
         self.seeds = seeds
         self.params = params
         self.bytes = per_world * seeds.size
-        build = jax.jit(jax.vmap(lambda seed: env.reset(world_key(seed), params)))
+        if build is None:  # the params as constants: a program of their own
+            constant = jax.jit(jax.vmap(lambda seed: env.reset(world_key(seed), params)))
+            build = lambda seeds, _: constant(seeds)  # noqa: E731
         chunks = []
         for start in range(0, seeds.size, batch_size):
             part = seeds[start : start + batch_size]
             padded = np.resize(part, batch_size)  # one compiled shape for every chunk
-            chunks.append(jax.tree.map(lambda x, n=part.size: x[:n], build(jnp.asarray(padded, jnp.uint32))))
+            worlds = build(jnp.asarray(padded, jnp.uint32), params)
+            chunks.append(jax.tree.map(lambda x, n=part.size: x[:n], worlds))
         self.pool = jax.tree.map(lambda *xs: jnp.concatenate(xs, axis=0), *chunks)
 
     @classmethod
@@ -106,3 +113,9 @@ class PregeneratedWorldPool(Wrapper):
 
     def step(self, key: jax.Array, state: Any, action: Any, params: Any):
         return self.env.step(key, state, action, params)
+
+
+def pool_builder(env: Any) -> Any:
+    """A compiled `(seeds u32[B], params) -> worlds [B, ...]` for `PregeneratedWorldPool(build=...)`: the
+    env params as data, one program for every setting (task, level, `EnvParams`) of `env`."""
+    return jax.jit(jax.vmap(lambda seed, params: env.reset(world_key(seed), params), in_axes=(0, None)))

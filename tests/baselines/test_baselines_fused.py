@@ -25,6 +25,7 @@ from baselines.fused_population import FusedPopulation
 from baselines.population import Population
 from baselines.ppo import make_train
 from baselines.runner import run_training
+from baselines.training_env import shared_pool_builder
 
 BASE = {**TINY_CONFIG, "gif_frames": 0, "checkpoint_every": 3}
 # every PPO data key away from its default, and an EnvParams field (the episode length)
@@ -226,10 +227,16 @@ def test_members_whose_pools_differ_draw_from_their_own_pools_joined(monkeypatch
     assert rows["train_world_index"][0].tolist() == [0, 1, 2, 3]
     assert rows["train_world_index"][s].tolist() == [4, 5, 6, 7]
     assert rows["train_world_count"].tolist() == [4] * (2 * s)
-    for member in (0, 1):  # each member's segment is its own pool as its run alone built it
-        for x, y in zip(jax.tree.leaves(own[member].pool), jax.tree.leaves(joined.pool), strict=True):
+    for member in (0, 1):  # each member's segment is its own pool: its run alone's up to float rounding
+        alone = make_train(configs[member]).training_env.pool  # the params as constants
+        for x, y, z in zip(*(jax.tree.leaves(p.pool) for p in (own[member], joined, alone)), strict=True):
             np.testing.assert_array_equal(np.asarray(x), np.asarray(y)[4 * member : 4 * member + 4])
+            np.testing.assert_allclose(np.asarray(x), np.asarray(z), rtol=1e-6, atol=1e-6)
     assert not np.array_equal(*(np.asarray(jax.tree.leaves(p.pool)[0]) for p in own))
+    # one compiled pool builder for both levels, the params as data
+    builder = shared_pool_builder(populations[0].config, populations[0].train.env)
+    assert builder is shared_pool_builder(populations[1].config, populations[1].train.env)
+    assert builder._cache_size() == 1
     # one compiled init for both settings (their rows as data) gives each member its alone run's start
     assert fused._rows_init is not None
     state = jax.device_get(fused.init())
@@ -323,6 +330,28 @@ def test_members_that_differ_in_update_only_keys_share_pool_init_and_evaluation(
     s = b.num_seeds
     for fused_leaf, alone_leaf in zip(jax.tree.leaves(state), jax.tree.leaves(alone), strict=True):
         np.testing.assert_array_equal(np.asarray(fused_leaf)[s : 2 * s], np.asarray(alone_leaf))
+
+
+def test_baselines_of_exact_envs_play_every_setting_with_one_program(monkeypatch):
+    """On an env listed in `BASELINES_EXACT_AS_DATA` the settings' baselines share one params-as-data
+    program (no compile per setting) and score what each setting's own constant-params program scores."""
+    import baselines.evaluation
+    from baselines.evaluation import HeldOutEvaluation
+    from baselines.fused import get_setting_evaluation
+
+    monkeypatch.setattr(baselines.evaluation, "BASELINES_EXACT_AS_DATA", {TINY_CONFIG["env_id"]})
+    configs = [from_dict({**BASE, "env_params": {"max_steps": n}}) for n in (10, 12)]
+    populations = [Population(make_train(c)) for c in configs]
+    shared = [get_setting_evaluation(p, BASE["test_worlds"], 12) for p in populations]
+    assert shared[0].baselines.program is shared[1].baselines.program
+    assert get_setting_evaluation(populations[1], BASE["test_worlds"], 12).baselines is shared[1].baselines
+    for population, evaluation in zip(populations, shared, strict=True):
+        own = HeldOutEvaluation(population.train, BASE["test_worlds"]).baseline_totals()
+        for name, totals in evaluation.baseline_totals().items():
+            for leaf, want in zip(jax.tree.leaves(totals), jax.tree.leaves(own[name]), strict=True):
+                np.testing.assert_array_equal(leaf, want)
+    lengths = [e.baseline_totals()["random"]["length"] for e in shared]
+    assert lengths[0].max() <= 10 < lengths[1].max()  # each plays its own episode length
 
 
 def test_members_in_other_env_settings_share_one_evaluation_program():

@@ -1,0 +1,49 @@
+"""`BASELINES_EXACT_AS_DATA`: on the listed envs the baselines' program with the env params as data scores
+what the constant-params program scores, bit for bit, so a fused sweep over their settings may play them
+all with one program (the whole table of tasks and levels: docs/training.md "Sweeps")."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import hivex_jax
+from baselines.eval_policies import (
+    BASELINES_EXACT_AS_DATA,
+    SettingBaselines,
+    baseline_factory,
+    baseline_policies,
+)
+from hivex_jax.eval import rollout
+
+WORLDS = np.arange(6000, 6002)
+
+
+def _settings(env_id: str) -> list[dict]:
+    """The first and last task, and the last level where the env has levels."""
+    env, _ = hivex_jax.make(env_id)
+    last_task = env.param_bounds["task"][1]
+    settings = [{"task": 0}, {"task": last_task}]
+    if getattr(env, "level_field", None):
+        settings.append({"task": 0, "level": env.param_bounds[env.level_field][1]})
+    return settings
+
+
+@pytest.mark.slow  # two compiles per setting, full episodes: ~1 min on the 2-core CPU
+@pytest.mark.parametrize("env_id", sorted(BASELINES_EXACT_AS_DATA))
+def test_baselines_with_params_as_data_equal_the_constant_params_program(env_id):
+    env, params = hivex_jax.make(env_id)
+    names = baseline_policies(env, params)[0]
+    key = jax.random.PRNGKey(0)
+    program = rollout.Evaluator(
+        env, hivex_jax.stack_params([params]), baseline_factory(env), WORLDS, key, None, True, True
+    )
+    for setting in _settings(env_id):
+        env, params = hivex_jax.make(env_id, **setting)
+        constant = rollout.Evaluator(
+            env, params, baseline_policies(env, params)[1], WORLDS, key, batched=True
+        )
+        want = constant(jnp.arange(len(names)))
+        got = SettingBaselines(program, hivex_jax.stack_params([params]))(jnp.arange(len(names)))
+        for a, b in zip(jax.tree.leaves(got), jax.tree.leaves(want), strict=True):
+            np.testing.assert_array_equal(a, b, err_msg=f"{env_id} {setting}")
