@@ -126,20 +126,15 @@ def trainable(params: dict) -> dict:
 
 # -------------------------------------------------------------------------------------- the trainer
 def make_train(
-    config: PPOConfig,
-    env: Any = None,
-    env_params: Any = None,
-    member_worlds: Any = None,
-    pool_as_data: bool = False,
+    config: PPOConfig, env: Any = None, env_params: Any = None, member_worlds: Any = None, **pool: bool
 ) -> Train:
     """Build `init` / `update_chunk` / `act` of `config.algo` (ippo or mappo) for `config` (env made from
-    the config if not given; `member_worlds`: a fused population's pool; `pool_as_data`: its pregenerated
-    pool built by the program its other env settings share; both `TrainingEnv.of`)."""
+    the config if not given; `member_worlds`, `pool_as_data=`: a fused member's pool: `TrainingEnv.of`)."""
     if env is None:
         env, env_params = make_env(config)
     check_env_fit(config, env, env_params)  # a one-line ConfigError before anything compiles
     train_params = training_params(config, env_params)  # evaluation plays env_params
-    training_env = TrainingEnv.of(config, env, train_params, member_worlds, pool_as_data)
+    training_env = TrainingEnv.of(config, env, train_params, member_worlds, **pool)
     num_envs, num_agents = config.num_envs, env.num_agents
     normalization = ObsNormalization(config)
     critic_input = CriticInput(config, env, train_params, training_env)
