@@ -103,22 +103,16 @@ def _shared_pool(key: str | None, build: Any) -> PregeneratedWorldPool:
     return pool
 
 
-#: the last compiled pool builder with the env params as data, by the config's key less its env setting
-_LAST_BUILDER: dict[str, Any] = {}
-
-
 def shared_pool_builder(config: Any, env: Any) -> Any:
     """`pool_builder(env)` shared by the configs that differ only in their env setting (task, level, env
-    params) or update-only keys: a fused sweep's members over levels build their pools with one compile."""
+    params) or update-only keys (the program cache, `population.cached`): a fused sweep's members over
+    levels build their pools with one compile."""
     from baselines.fused_plan import ENV_MEMBER_KEYS
     from baselines.member import UPDATE_ONLY_KEYS
-    from baselines.population import compute_key
+    from baselines.population import cached, compute_key
 
-    key = compute_key(config, UPDATE_ONLY_KEYS | ENV_MEMBER_KEYS)
-    if key not in _LAST_BUILDER:
-        _LAST_BUILDER.clear()
-        _LAST_BUILDER[key] = pool_builder(env)
-    return _LAST_BUILDER[key]
+    key = ("pool builder", compute_key(config, UPDATE_ONLY_KEYS | ENV_MEMBER_KEYS))
+    return cached(key, lambda: pool_builder(env))
 
 
 class TrainingEnv:
