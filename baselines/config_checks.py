@@ -130,13 +130,37 @@ def _check_ppo_values(config: PPOConfig) -> None:
     for name in ("lr", "clip_eps"):
         if not getattr(config, name) > 0:  # also refuses NaN
             raise ConfigError(f"{name} must be > 0; got {getattr(config, name)}")
-    for term, scale in config.value_heads.items():
-        try:
-            positive = math.isfinite(float(scale)) and float(scale) > 0
-        except (TypeError, ValueError):
-            positive = False
-        if not positive:
-            raise ConfigError(f"value_heads.{term} must be a finite scale > 0; got {scale!r}")
+    for key in ("value_heads", "value_heads_final"):
+        for term, scale in getattr(config, key).items():
+            try:
+                positive = math.isfinite(float(scale)) and float(scale) > 0
+            except (TypeError, ValueError):
+                positive = False
+            if not positive:
+                raise ConfigError(f"{key}.{term} must be a finite scale > 0; got {scale!r}")
+    _check_head_anneal(config)
+
+
+def _check_head_anneal(config: PPOConfig) -> None:
+    """`value_heads_final` names heads of `value_heads`; `value_heads_anneal_updates` is [start, end]."""
+    if not config.value_heads_final:
+        return
+    for term in config.value_heads_final:
+        if term not in config.value_heads:
+            raise ConfigError(
+                f"value_heads_final.{term}: no value head of that term; "
+                f"value_heads has {list(config.value_heads)}"
+            )
+    window = config.value_heads_anneal_updates
+    if not (
+        len(window) == 2
+        and all(isinstance(u, int) and not isinstance(u, bool) for u in window)
+        and 0 <= window[0] < window[1]
+    ):
+        raise ConfigError(
+            "value_heads_anneal_updates must be [start, end] updates with 0 <= start < end; "
+            f"got {list(window)}"
+        )
 
 
 def _check_extensions(config: PPOConfig) -> None:

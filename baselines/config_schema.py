@@ -122,6 +122,10 @@ class PPOConfig:
     # {reward term: scale}: the critic gets a head per named term of the training reward besides the rest;
     # head k learns the return of term / scale and its advantage counts scale times (baselines.value_heads)
     value_heads: dict = static_key("ppo", {})
+    # {term: scale}: a named head's scale moves linearly from its value_heads scale (until update
+    # value_heads_anneal_updates[0]) to this one (at value_heads_anneal_updates[1]); {}: constant scales
+    value_heads_final: dict = static_key("ppo", {})
+    value_heads_anneal_updates: tuple = static_key("ppo", (0, 0))
     # --- networks
     hidden_sizes: tuple = static_key("network", (64, 64))
     cnn_channels: tuple = static_key("network", ())  # convs over obs["visual"]; () = image flattened
@@ -227,6 +231,11 @@ class PPOConfig:
                 f"warning: the teacher is never annealed to 0 (teacher_anneal_updates "
                 f"{self.teacher_anneal_updates} of {self.num_updates} updates): the evaluated policy is "
                 "partly behaviour cloning of the scripted controller"
+            )
+        if self.value_heads_final and self.value_heads_anneal_updates[1] > self.num_updates:
+            notes.append(
+                f"warning: value_heads_final {dict(self.value_heads_final)} is reached at update "
+                f"{self.value_heads_anneal_updates[1]}, after training ends ({self.num_updates} updates)"
             )
         return notes
 

@@ -99,7 +99,6 @@ def collect(train: Any, runner: Any, rollouts: int) -> dict[str, np.ndarray]:
 
     config = train.config
     heads = ValueHeads(config, train.env, train.train_params)
-    scales = np.asarray(heads.scales) if heads.names else np.ones(1)
     frame_width = VECTOR_SIZE + getattr(train.env, "extra_size", 0)  # the observation options' floats
     rollout = jax.jit(train.rollout)
     keys = ("value", "target", "reward", "active", "gap", "head_value", "head_target")
@@ -107,18 +106,10 @@ def collect(train: Any, runner: Any, rollouts: int) -> dict[str, np.ndarray]:
     e = float(train.env_params.sea_half_extent)
     for _ in range(rollouts):
         runner, (traj, _) = rollout(runner)
-        _, target = heads.gae(
-            traj.reward,
-            traj.value,
-            traj.next_value,
-            traj.terminated,
-            traj.episode_end,
-            traj.active,
-            config.gamma,
-            config.gae_lambda,
-        )
+        _, target = heads.gae(runner.update, traj.reward, traj, config.gamma, config.gae_lambda)
         value, target = np.asarray(traj.value), np.asarray(target)
-        if heads.names:  # back to the env's units: head k times its scale
+        if heads.names:  # back to the env's units: head k times its scale (at the runner's update)
+            scales = np.asarray(heads.scales_at(runner.update))
             value, target = value * scales, target * scales
             parts["head_value"].append(value[..., 1:])
             parts["head_target"].append(target[..., 1:])

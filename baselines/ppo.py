@@ -268,12 +268,9 @@ def make_train(
         returns, rewards, traj = return_scaler.scale(runner.returns, traj)
         runner = runner.replace(returns=returns)
         advantages, targets = value_heads.gae(
+            runner.update,
             rewards,
-            traj.value,
-            traj.next_value,
-            traj.terminated,
-            traj.episode_end,
-            traj.active,
+            traj,
             data(member, "gamma"),
             config.gae_lambda,
             data(member, "gamma_lambda"),

@@ -10,6 +10,11 @@ targets scaled to order 1 (where Adam's steps reach them) can see it coming
 decomposition (van Seijen et al. 2017, "Hybrid Reward Architecture"); per-head target scales are a fixed
 stand-in for PopArt's adaptive ones.
 
+A head's scale can move during training (`value_heads_final: {term: scale}`, linearly over the updates
+`value_heads_anneal_updates: [start, end]`): the head then learns term / scale(update), each update's targets
+in that update's units (the head follows its shrinking or growing targets as it follows any change in the
+returns).
+
 Transitions record the split reward unscaled (`f32[N, A, 1 + K]`, summing to the training reward), values
 and targets are per head in the heads' scaled units.
 """
@@ -38,6 +43,9 @@ class ValueHeads:
         self.columns = jnp.asarray([all_names.index(n) for n in self.names], jnp.int32)
         # per output: 1 for the rest, then each named head's scale
         self.scales = jnp.asarray([1.0] + [float(config.value_heads[n]) for n in self.names], jnp.float32)
+        final = {**config.value_heads, **config.value_heads_final}
+        self.final_scales = jnp.asarray([1.0] + [float(final[n]) for n in self.names], jnp.float32)
+        self.anneal = tuple(config.value_heads_anneal_updates) if config.value_heads_final else ()
         # the terms as the training reward weighs them (a curriculum's weights; else the env's, in info)
         self.reweighting = RewardReweighting(config, env, env_params) if config.train_reward_weights else None
         self.sharing = config.train_reward_sharing
@@ -59,13 +67,24 @@ class ValueHeads:
             terms = jax.vmap(share_rewards, (-1, None, None), -1)(terms, active, share)
         return jnp.concatenate([(reward - jnp.sum(terms, axis=-1))[..., None], terms], axis=-1)
 
+    def scales_at(self, update: jax.Array) -> jax.Array:
+        """f32[1 + K]: each output's scale at `update` (constant without `value_heads_final`)."""
+        if not self.anneal:
+            return self.scales
+        start, end = self.anneal
+        progress = jnp.clip((update - start) / max(end - start, 1), 0.0, 1.0)
+        return self.scales + progress * (self.final_scales - self.scales)
+
     def gae(
-        self, rewards: jax.Array, values: jax.Array, next_values: jax.Array, *rest: Any
+        self, update: jax.Array, rewards: jax.Array, traj: Any, *rest: Any
     ) -> tuple[jax.Array, jax.Array]:
-        """`common.gae` per head (`rest`: its other arguments, shared by the heads): (advantages f32[T, N, A]
-        of the whole reward, targets f32[T, N, A, 1 + K] in the heads' units); off: `common.gae` itself."""
+        """`common.gae` per head over `traj`'s values and episode flags (`rest`: gamma, lambda, ...):
+        (advantages f32[T, N, A] of the whole reward, targets f32[T, N, A, 1 + K] in the heads' units at
+        `update`); off: `common.gae` itself."""
+        flags = (traj.terminated, traj.episode_end, traj.active)
         if not self.names:
-            return gae(rewards, values, next_values, *rest)
-        per_head = jax.vmap(gae, (-1, -1, -1) + (None,) * len(rest), -1)
-        advantages, targets = per_head(rewards / self.scales, values, next_values, *rest)
-        return jnp.sum(advantages * self.scales, axis=-1), targets
+            return gae(rewards, traj.value, traj.next_value, *flags, *rest)
+        scales = self.scales_at(update)
+        per_head = jax.vmap(gae, (-1, -1, -1) + (None,) * (3 + len(rest)), -1)
+        advantages, targets = per_head(rewards / scales, traj.value, traj.next_value, *flags, *rest)
+        return jnp.sum(advantages * scales, axis=-1), targets

@@ -67,31 +67,68 @@ def test_split_follows_the_training_weights_and_sharing():
     np.testing.assert_allclose(split.sum(-1), np.asarray(team))
 
 
-def test_gae_over_heads_is_gae_of_the_whole_reward():
-    # GAE is linear in (rewards, values): the sum of scale_k x head k's advantage (rewards / scale_k,
-    # values in head units) is the advantage of the summed reward under the summed scaled values
+def _gae_inputs(heads: int = 3) -> tuple:
     rng = np.random.default_rng(0)
     t, n, a = 7, 3, 2
-    rewards = jnp.asarray(rng.normal(size=(t, n, a, 3)), jnp.float32)
-    values = jnp.asarray(rng.normal(size=(t, n, a, 3)), jnp.float32)
-    next_values = jnp.asarray(rng.normal(size=(t, n, a, 3)), jnp.float32)
+    shape = (t, n, a, heads)
+    rewards, values, next_values = (jnp.asarray(rng.normal(size=shape), jnp.float32) for _ in range(3))
     terminated = jnp.asarray(rng.random((t, n, a)) < 0.2)
     episode_end = terminated | jnp.asarray(rng.random((t, n, a)) < 0.1)
     active = jnp.asarray(rng.random((t, n, a)) < 0.9)
+    traj = SimpleNamespace(
+        value=values, next_value=next_values, terminated=terminated, episode_end=episode_end, active=active
+    )
+    return rewards, traj, (terminated, episode_end, active, 0.95, 0.9)
+
+
+def test_gae_over_heads_is_gae_of_the_whole_reward():
+    # GAE is linear in (rewards, values): the sum of scale_k x head k's advantage (rewards / scale_k,
+    # values in head units) is the advantage of the summed reward under the summed scaled values
+    rewards, traj, args = _gae_inputs()
+    values, next_values = traj.value, traj.next_value
     heads = _heads(value_heads={"branch_bonus": 10.0, "closeness": 0.5})
     scales = jnp.asarray([1.0, 10.0, 0.5])
-    args = (terminated, episode_end, active, 0.95, 0.9)
-    advantages, targets = heads.gae(rewards, values, next_values, *args)
+    advantages, targets = heads.gae(jnp.int32(0), rewards, traj, 0.95, 0.9)
     whole, _ = gae(rewards.sum(-1), (values * scales).sum(-1), (next_values * scales).sum(-1), *args)
     np.testing.assert_allclose(np.asarray(advantages), np.asarray(whole), rtol=1e-5, atol=1e-5)
-    assert targets.shape == (t, n, a, 3)
+    assert targets.shape == rewards.shape
     head1, target1 = gae(rewards[..., 1] / 10.0, values[..., 1], next_values[..., 1], *args)
     np.testing.assert_allclose(np.asarray(targets[..., 1]), np.asarray(target1), rtol=1e-6)
     # off: common.gae itself
-    plain = _heads().gae(rewards[..., 0], values[..., 0], next_values[..., 0], *args)
+    one = SimpleNamespace(**{**vars(traj), "value": values[..., 0], "next_value": next_values[..., 0]})
+    plain = _heads().gae(jnp.int32(0), rewards[..., 0], one, 0.95, 0.9)
     expected = gae(rewards[..., 0], values[..., 0], next_values[..., 0], *args)
     for got, want in zip(plain, expected, strict=True):
         np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+ANNEALED = {
+    "value_heads": {"branch_bonus": 10.0, "closeness": 2.0},
+    "value_heads_final": {"branch_bonus": 100.0},
+    "value_heads_anneal_updates": [10, 20],
+}
+
+
+def test_annealed_scales_move_linearly_between_the_window_s_updates():
+    heads = _heads(**ANNEALED)
+    # hand-computed: branch_bonus 10 until update 10, 10 + 90 x (u - 10) / 10 inside, 100 from 20; closeness
+    # (not in value_heads_final) and the rest keep theirs
+    for update, branch in ((0, 10.0), (10, 10.0), (15, 55.0), (19, 91.0), (20, 100.0), (400, 100.0)):
+        np.testing.assert_allclose(np.asarray(heads.scales_at(jnp.int32(update))), [1.0, branch, 2.0])
+    constant = _heads(value_heads=ANNEALED["value_heads"])
+    np.testing.assert_array_equal(np.asarray(constant.scales_at(jnp.int32(15))), [1.0, 10.0, 2.0])
+
+
+def test_annealed_gae_is_the_constant_scale_gae_of_that_update():
+    rewards, traj, _ = _gae_inputs()
+    annealed = _heads(**ANNEALED)
+    at_15 = _heads(value_heads={"branch_bonus": 55.0, "closeness": 2.0})
+    for got, want in zip(
+        annealed.gae(jnp.int32(15), rewards, traj, 0.95, 0.9),
+        at_15.gae(jnp.int32(0), rewards, traj, 0.95, 0.9),
+        strict=True,
+    ):
+        np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6)
 
 
 def test_value_loss_adds_the_heads_errors():
@@ -135,6 +172,24 @@ def test_a_run_with_heads_plays_the_same_first_rollout_and_learns_finite_values(
     assert not np.allclose(heads["value_loss"], base["value_loss"])
 
 
+def test_an_anneal_changes_training_only_from_its_start():
+    constant, _ = _first_chunk(value_heads={"branch_bonus": 10.0})
+    later, _ = _first_chunk(
+        value_heads={"branch_bonus": 10.0},
+        value_heads_final={"branch_bonus": 100.0},
+        value_heads_anneal_updates=[5, 6],  # after the first chunk (updates 0 and 1)
+    )
+    now, _ = _first_chunk(
+        value_heads={"branch_bonus": 10.0},
+        value_heads_final={"branch_bonus": 100.0},
+        value_heads_anneal_updates=[0, 1],  # update 0 at scale 10, update 1 at 100
+    )
+    for key in ("loss", "value_loss", "policy_loss"):
+        np.testing.assert_array_equal(later[key], constant[key])
+    np.testing.assert_array_equal(now["value_loss"][0], constant["value_loss"][0])
+    assert not np.allclose(now["value_loss"][1], constant["value_loss"][1])
+
+
 def test_heads_serve_mappo_and_a_recurrent_actor():
     metrics, traj = _first_chunk(
         algo="mappo", recurrent="gru", gru_size=8, value_heads={"closeness": 2.0, "branch_bonus": 10.0}
@@ -152,3 +207,33 @@ def test_bad_heads_are_refused_in_one_line():
         with pytest.raises(ConfigError, match="value_heads.closeness must be a finite scale > 0"):
             from_dict({**TINY_CONFIG, "value_heads": {"closeness": scale}})
     assert key_kind("value_heads") == "static"  # the head count is the critic's shape
+
+
+def test_bad_head_anneals_are_refused_in_one_line_and_a_late_one_warned():
+    heads = {"value_heads": {"closeness": 2.0}}
+    with pytest.raises(ConfigError, match=r"value_heads_final.branch_bonus: no value head of that term"):
+        from_dict({**TINY_CONFIG, **heads, "value_heads_final": {"branch_bonus": 5.0}})
+    with pytest.raises(ConfigError, match="value_heads_final.closeness must be a finite scale > 0"):
+        from_dict({**TINY_CONFIG, **heads, "value_heads_final": {"closeness": -3.0}})
+    for window in ([4, 2], [3, 3], [-1, 2], [1, 2, 3]):
+        with pytest.raises(ConfigError, match=r"value_heads_anneal_updates must be \[start, end\]"):
+            from_dict(
+                {
+                    **TINY_CONFIG,
+                    **heads,
+                    "value_heads_final": {"closeness": 5.0},
+                    "value_heads_anneal_updates": window,
+                }
+            )
+    late = from_dict(
+        {
+            **TINY_CONFIG,
+            **heads,
+            "value_heads_final": {"closeness": 5.0},
+            "value_heads_anneal_updates": [2, 7],
+        }
+    )
+    assert late.num_updates == 6
+    assert any("value_heads_final" in note and "after training ends" in note for note in late.recipe_notes())
+    on_time = late.replace(value_heads_anneal_updates=(2, 6))
+    assert not on_time.recipe_notes()
