@@ -47,6 +47,7 @@ SIZE_BOUNDS = {
     "checkpoint_every": 1 << 31,
     "teacher_anneal_updates": 1 << 31,
     "train_reward_weights_anneal_updates": 1 << 31,
+    "train_env_params_anneal_updates": 1 << 31,
 }
 
 #: per-layer width and layer count of `hidden_sizes` and `cnn_channels`
@@ -189,6 +190,13 @@ def _check_extensions(config: PPOConfig) -> None:
             "teacher_anneal_updates must be >= 0 (0 = a constant coefficient); "
             f"got {config.teacher_anneal_updates}"
         )
+    if config.train_env_params_anneal_updates < 0:
+        raise ConfigError(
+            "train_env_params_anneal_updates must be >= 0 (0 = constant train_env_params); "
+            f"got {config.train_env_params_anneal_updates}"
+        )
+    if config.train_env_params_anneal_updates > 0 and not config.train_env_params:
+        raise ConfigError("train_env_params_anneal_updates anneals train_env_params, but none are set")
 
 
 def _check_run(config: PPOConfig) -> None:

@@ -152,6 +152,9 @@ class PPOConfig:
     # EnvParams field overrides for training rollouts only, on top of env_params (evaluation plays
     # env_params): e.g. {max_steps: 500} for ten times the episode starts per env step
     train_env_params: dict = data_key("extensions", {})
+    # > 0: the train_env_params fields move linearly to env_params' values over N updates (a curriculum of
+    # the training env: baselines.extensions.env_anneal)
+    train_env_params_anneal_updates: int = static_key("extensions", 0)
     # --- evaluation, logging, outputs
     # RNG stream of evaluation, independent of training seeds (the evaluation program's PRNG key)
     eval_seed: int = data_key("run", 12345)
@@ -231,6 +234,12 @@ class PPOConfig:
                 f"warning: the teacher is never annealed to 0 (teacher_anneal_updates "
                 f"{self.teacher_anneal_updates} of {self.num_updates} updates): the evaluated policy is "
                 "partly behaviour cloning of the scripted controller"
+            )
+        if self.train_env_params_anneal_updates > self.num_updates:
+            notes.append(
+                f"warning: train_env_params {dict(self.train_env_params)} never reach the env's values "
+                f"(train_env_params_anneal_updates {self.train_env_params_anneal_updates} of "
+                f"{self.num_updates} updates)"
             )
         if self.value_heads_final and self.value_heads_anneal_updates[1] > self.num_updates:
             notes.append(

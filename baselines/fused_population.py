@@ -57,7 +57,7 @@ class FusedPopulation(Population):
             super().__init__(members[0].train, devices)
         self.rows = len(members) * self.config.num_seeds
         data = [
-            {**member_data(m.config, m.train.train_params, m.train.env), **table}
+            {**member_data(m.config, m.train.train_params, m.train.env, m.train.env_params), **table}
             for m, table in zip(members, tables, strict=True)
             for _ in range(self.config.num_seeds)
         ]

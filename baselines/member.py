@@ -13,7 +13,7 @@ import optax
 
 from baselines.common import make_optimizer
 from baselines.config import PPOConfig
-from baselines.extensions import reward_arrays
+from baselines.extensions import EnvParamsAnneal, reward_arrays
 
 #: the PPO scalars a member of a fused population carries as data (`member_data`; `baselines.fused`)
 MEMBER_SCALARS = (
@@ -35,12 +35,15 @@ MEMBER_SCALARS = (
 UPDATE_ONLY_KEYS = (frozenset(MEMBER_SCALARS) - {"gamma_lambda"}) | {"gae_lambda", "seed"}
 
 
-def member_data(config: PPOConfig, env_params: Any, env: Any = None) -> dict[str, Any]:
+def member_data(
+    config: PPOConfig, env_params: Any, env: Any = None, final_params: Any = None
+) -> dict[str, Any]:
     """One member's data keys as arrays (f32[] scalars, its `EnvParams` and, given its `env`, its
     training-reward weights and sharing): what `update_chunk(runner, member)` reads instead of the
     config's constants, so one program trains members that differ in them. Each scalar is the f32
     rounding of the constant the one-config program folds in (`gamma_lambda` too: the product is taken
-    in Python floats there), so a member computes what its config computes alone."""
+    in Python floats there), so a member computes what its config computes alone. `final_params`: the
+    env's own params, where a `train_env_params_anneal_updates` curriculum ends (`EnvParamsAnneal`)."""
     scalars = {
         "lr": config.lr,
         "max_grad_norm": config.max_grad_norm,
@@ -58,7 +61,8 @@ def member_data(config: PPOConfig, env_params: Any, env: Any = None) -> dict[str
         else config.ent_coef_discrete,
     }
     rewards = {} if env is None else reward_arrays(config, env, env_params)
-    return {**{k: np.float32(v) for k, v in scalars.items()}, **rewards, "env_params": env_params}
+    anneal = EnvParamsAnneal(config, final_params).arrays() if final_params is not None else {}
+    return {**{k: np.float32(v) for k, v in scalars.items()}, **rewards, **anneal, "env_params": env_params}
 
 
 def entropy_bonus(

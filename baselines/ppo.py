@@ -144,6 +144,7 @@ def make_train(
     optimizer = make_optimizer(config)
     return_scaler = ReturnScaler(config)
     training_reward = extensions.training_reward(config, env, train_params)
+    training_env_params = extensions.EnvParamsAnneal(config, env_params)  # train_env_params' curriculum
     auxiliary_losses = extensions.auxiliary_losses(config, env)
     data = functools.partial(members.value, config, train_params)  # (member, key): a member's or the config's
 
@@ -174,7 +175,7 @@ def make_train(
     def env_step(
         runner: RunnerState, _: Any, member: dict | None = None
     ) -> tuple[RunnerState, tuple[Transition, dict]]:
-        step_params = data(member, "env_params")
+        step_params = training_env_params(data(member, "env_params"), runner.update, member)
         rng, k_action, k_env = jax.random.split(runner.rng, 3)
         params = runner.params
         memory, dist, episode_start = policy.act(params, runner.obs, runner.memory)  # batch [N, A]

@@ -35,7 +35,7 @@ TRAINING_ONLY_KEYS = frozenset(
         "stop_at_test_return", "checkpoint_every", "gif_stride", "gif_frames", "name", "out_dir",
         "critic_agent_id", "critic_local_obs", "reward_scaling", "train_reward_weights",
         "train_reward_weights_anneal_updates", "train_reward_sharing", "teacher_coef", "teacher_where",
-        "teacher_anneal_updates", "train_env_params",
+        "teacher_anneal_updates", "train_env_params", "train_env_params_anneal_updates",
     }
 )  # fmt: skip
 

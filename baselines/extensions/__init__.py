@@ -1,7 +1,8 @@
 """Training-only recipes outside the PPO core, selected from the config: the reward the trainer learns
-from (`training_reward`: re-weighting with its anneal, then sharing) and auxiliary losses
-(`auxiliary_losses`: the teacher). `baselines.ppo` calls the hooks (`base`) without knowing what they
-are; with every recipe off the program is the plain PPO one."""
+from (`training_reward`: re-weighting with its anneal, then sharing), auxiliary losses
+(`auxiliary_losses`: the teacher) and the training env's curriculum (`EnvParamsAnneal`). `baselines.ppo`
+calls the hooks (`base`) without knowing what they are; with every recipe off the program is the plain
+PPO one."""
 
 from __future__ import annotations
 
@@ -11,12 +12,14 @@ import jax
 
 from baselines.config import PPOConfig
 from baselines.extensions.base import AuxiliaryLoss, TrainingRewardTransform
+from baselines.extensions.env_anneal import EnvParamsAnneal
 from baselines.extensions.rewards import RewardReweighting, RewardSharing
 from baselines.extensions.teacher import Teacher
 
 __all__ = [
     "AUXILIARY_METRIC_NAMES",
     "AuxiliaryLoss",
+    "EnvParamsAnneal",
     "TrainingRewardTransform",
     "auxiliary_loss_types",
     "auxiliary_losses",

@@ -44,6 +44,9 @@ ODD = {
     "train_reward_weights": {"closeness": 2.0},
     "train_reward_weights_anneal_updates": 5,
     "train_reward_sharing": 0.3,
+    # the training env's curriculum: a member's own end values (the episode length 6 -> 10)
+    "train_env_params": {"max_steps": 6},
+    "train_env_params_anneal_updates": 4,
 }
 GRID = [("lr", ["1e-3", "3e-4"]), ("env_params.max_steps", ["10", "12"])]
 

@@ -1,12 +1,15 @@
 """`train_env_params`: EnvParams overrides that training rollouts play and evaluation does not (e.g. the
-main job's 500-decision training episodes); bad fields are refused in one line before compiling."""
+main job's 500-decision training episodes), annealed to the env's own values when asked
+(`train_env_params_anneal_updates`); bad fields are refused in one line before compiling."""
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 from trainer_fake_env import TINY_CONFIG
 
 from baselines.config import ConfigError, from_dict, validate_env
+from baselines.extensions import EnvParamsAnneal
 from baselines.ppo import make_train
 
 
@@ -51,3 +54,73 @@ def test_bad_fields_are_refused_in_one_line(override, message):
     with pytest.raises(ConfigError, match=message) as caught:
         validate_env(from_dict({**TINY_CONFIG, "train_env_params": override}))
     assert "\n" not in str(caught.value)
+
+
+# ---------------------------------------------------------------- train_env_params_anneal_updates
+def _lengths_at(update: int, **changes) -> np.ndarray:
+    """Lengths of the episodes that ended in one 8-step rollout of 4 envs started at `update`."""
+    train = make_train(from_dict({**TINY_CONFIG, **changes}))
+    runner = train.init(jax.random.key(0)).replace(update=jnp.int32(update))
+    _, (_, episode) = jax.jit(train.rollout)(runner)
+    episode = jax.device_get(episode)
+    return episode["length"][episode["done"]]
+
+
+def test_an_annealed_override_moves_to_the_envs_value():
+    anneal = {"train_env_params": {"max_steps": 3}, "train_env_params_anneal_updates": 3}
+    # update 0 plays the override (3-step episodes), update 1 of 3 a third of the way to the env's 12
+    # (6), update 3 and later the env's own 12 (no episode ends within 8 steps unless all agents leave)
+    first = _lengths_at(0, **anneal)
+    assert len(first) >= 2 * 4 and np.all(first <= 3)
+    third = _lengths_at(1, **anneal)
+    assert len(third) >= 4 and np.all(third <= 6) and np.any(third > 3)
+    assert len(_lengths_at(3, **anneal)) == len(_lengths_at(0)) == 0
+    assert len(_lengths_at(50, **anneal)) == 0
+
+
+def test_the_anneal_interpolates_each_field_in_its_own_type():
+    from hivex_jax import make
+
+    _, params = make("OceanPlasticCollection-v0")  # vessel_radius 2.5 (f32), max_steps 1000 (int)
+    config = from_dict(
+        {
+            "env_id": "OceanPlasticCollection-v0",
+            "train_env_params": {"vessel_radius": 5.0, "max_steps": 500},
+            "train_env_params_anneal_updates": 10,
+        }
+    )
+    anneal = EnvParamsAnneal(config, params)
+    start = params.replace(vessel_radius=jnp.float32(5.0), max_steps=jnp.asarray(500, params.max_steps.dtype))
+    for update, radius, steps in ((0, 5.0, 500), (4, 4.0, 700), (10, 2.5, 1000), (99, 2.5, 1000)):
+        moved = anneal(start, jnp.int32(update))
+        np.testing.assert_allclose(float(moved.vessel_radius), radius, rtol=1e-6)
+        assert int(moved.max_steps) == steps and moved.max_steps.dtype == params.max_steps.dtype
+    # a fused member carries the env's values as its own arrays and is read from them
+    assert anneal.arrays() == {"env_params_final.vessel_radius": 2.5, "env_params_final.max_steps": 1000.0}
+    member = {
+        "env_params_final.vessel_radius": jnp.float32(3.0),
+        "env_params_final.max_steps": jnp.float32(600),
+    }
+    moved = anneal(start, jnp.int32(5), member)
+    np.testing.assert_allclose(float(moved.vessel_radius), 4.0, rtol=1e-6)
+    assert int(moved.max_steps) == 550
+    # off: the params as given
+    assert (
+        EnvParamsAnneal(config.replace(train_env_params_anneal_updates=0), params)(start, jnp.int32(5))
+        is start
+    )
+
+
+def test_bad_anneals_are_refused_in_one_line_and_a_late_one_warned():
+    with pytest.raises(ConfigError, match="train_env_params_anneal_updates must be >= 0"):
+        from_dict(
+            {**TINY_CONFIG, "train_env_params": {"max_steps": 3}, "train_env_params_anneal_updates": -1}
+        )
+    with pytest.raises(ConfigError, match="anneals train_env_params, but none are set"):
+        from_dict({**TINY_CONFIG, "train_env_params_anneal_updates": 4})
+    late = from_dict(
+        {**TINY_CONFIG, "train_env_params": {"max_steps": 3}, "train_env_params_anneal_updates": 7}
+    )
+    assert late.num_updates == 6
+    assert any("never reach the env's values" in note for note in late.recipe_notes())
+    assert not late.replace(train_env_params_anneal_updates=6).recipe_notes()
