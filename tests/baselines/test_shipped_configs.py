@@ -63,7 +63,13 @@ def test_every_shipped_config_has_its_flat_record():
 
 
 #: keys added to the config since that record, with the default every record reads them with
-ADDED_KEYS = {"train_env_params": {}, "value_heads": {}}
+ADDED_KEYS = {
+    "train_env_params": {},
+    "value_heads": {},
+    "value_heads_final": {},
+    "value_heads_anneal_updates": [0, 0],
+    "train_env_params_anneal_updates": 0,
+}
 #: deliberate changes to shipped configs since that record (issue 32: the main job trains on 500-decision
 #: episodes and is scored on 32 held-out worlds), by the configs that inherit them
 NO_TEACHER = {"teacher_coef": 0.0, "teacher_where": "all", "teacher_anneal_updates": 0}
@@ -72,6 +78,7 @@ OPC_GPU = ("ippo_ocean_plastic_collection_gpu.yaml", "probe_ocean_plastic_collec
 OPC_SAFETY = {
     "env_options": {"approach_features": True, "border_features": True},
     "value_heads": {"collided_with_other_vessel": 30, "crossed_border": 10},
+    "train_env_params": {"vessel_radius": 7.5},  # a training hull three times the env's (session 24)
 }
 WFC_MAIN_JOB = {"train_env_params": {"max_steps": 500}, "test_worlds": "6000:6032", "total_env_steps": 150000}
 CHANGED_SINCE = {
