@@ -174,19 +174,14 @@ def test_a_run_with_heads_plays_the_same_first_rollout_and_learns_finite_values(
 
 def test_an_anneal_changes_training_only_from_its_start():
     constant, _ = _first_chunk(value_heads={"branch_bonus": 10.0})
-    later, _ = _first_chunk(
-        value_heads={"branch_bonus": 10.0},
-        value_heads_final={"branch_bonus": 100.0},
-        value_heads_anneal_updates=[5, 6],  # after the first chunk (updates 0 and 1)
-    )
     now, _ = _first_chunk(
         value_heads={"branch_bonus": 10.0},
         value_heads_final={"branch_bonus": 100.0},
         value_heads_anneal_updates=[0, 1],  # update 0 at scale 10, update 1 at 100
     )
+    # update 0 (the window's start) is the constant run's, bit for bit; update 1 learns other targets
     for key in ("loss", "value_loss", "policy_loss"):
-        np.testing.assert_array_equal(later[key], constant[key])
-    np.testing.assert_array_equal(now["value_loss"][0], constant["value_loss"][0])
+        np.testing.assert_array_equal(now[key][0], constant[key][0])
     assert not np.allclose(now["value_loss"][1], constant["value_loss"][1])
 
 
