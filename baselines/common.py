@@ -40,6 +40,11 @@ def training_params(config: PPOConfig, env_params: Any) -> Any:
     return env_params.replace(**{name: getattr(overridden, name) for name in config.train_env_params})
 
 
+def anneal_progress(update: jax.Array, end: Any, start: Any = 0) -> jax.Array:
+    """f32[]: how far a linear anneal is at `update`: 0 until update `start`, 1 from update `end` on."""
+    return jnp.clip((update.astype(jnp.float32) - start) / (end - start), 0.0, 1.0)
+
+
 # -------------------------------------------------------------------------------------------- GAE
 def gae(
     rewards: jax.Array,

@@ -26,7 +26,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from baselines.common import gae, share_rewards
+from baselines.common import anneal_progress, gae, share_rewards
 from baselines.config import PPOConfig
 from baselines.extensions.rewards import RewardReweighting
 
@@ -72,8 +72,7 @@ class ValueHeads:
         if not self.anneal:
             return self.scales
         start, end = self.anneal
-        progress = jnp.clip((update - start) / max(end - start, 1), 0.0, 1.0)
-        return self.scales + progress * (self.final_scales - self.scales)
+        return self.scales + anneal_progress(update, end, start) * (self.final_scales - self.scales)
 
     def gae(
         self, update: jax.Array, rewards: jax.Array, traj: Any, *rest: Any

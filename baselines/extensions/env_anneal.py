@@ -17,6 +17,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from baselines.common import anneal_progress
 from baselines.config import PPOConfig
 
 PREFIX = "env_params_final."  # a fused member's arrays: one f32[] per annealed field
@@ -38,7 +39,7 @@ class EnvParamsAnneal:
         """`step_params` (the training values) moved `min(update / N, 1)` of the way to the env's own."""
         if not self.names:
             return step_params
-        progress = jnp.minimum(update / self.updates, 1.0)
+        progress = anneal_progress(update, self.updates)
         moved = {}
         for name in self.names:
             start = jnp.asarray(getattr(step_params, name))

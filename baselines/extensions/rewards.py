@@ -8,7 +8,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from baselines.common import share_rewards
+from baselines.common import anneal_progress, share_rewards
 from baselines.config import PPOConfig
 
 
@@ -42,8 +42,7 @@ class RewardReweighting:
             return start
         if member is not None:
             anneal = member["reward_anneal_updates"]
-        frac = jnp.minimum(update.astype(jnp.float32) / anneal, 1.0)
-        return start + (end - start) * frac
+        return start + (end - start) * anneal_progress(update, anneal)
 
     def __call__(
         self, info: dict, reward: jax.Array, active: jax.Array, update: jax.Array, member: dict | None = None

@@ -15,7 +15,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from baselines.common import masked_mean
+from baselines.common import anneal_progress, masked_mean
 from baselines.config import PPOConfig
 from baselines.networks import HybridDistribution
 
@@ -45,8 +45,7 @@ class Teacher:
         """f32[]: `teacher_coef`, linear to 0 over the anneal."""
         if self.anneal_updates <= 0:
             return jnp.float32(self.coef)
-        frac = jnp.minimum(update.astype(jnp.float32) / self.anneal_updates, 1.0)
-        return jnp.float32(self.coef) * (1.0 - frac)
+        return jnp.float32(self.coef) * (1.0 - anneal_progress(update, self.anneal_updates))
 
     def readout(self, dist: HybridDistribution, extras: dict) -> jax.Array:
         """log pi(scripted action)."""
