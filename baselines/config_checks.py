@@ -197,6 +197,17 @@ def _check_extensions(config: PPOConfig) -> None:
         )
     if config.train_env_params_anneal_updates > 0 and not config.train_env_params:
         raise ConfigError("train_env_params_anneal_updates anneals train_env_params, but none are set")
+    start = config.train_env_params_start
+    if start and config.train_env_params_anneal_updates <= 0:
+        raise ConfigError(
+            "train_env_params_start needs train_env_params_anneal_updates > 0 (the update where "
+            "train_env_params' values are reached)"
+        )
+    outside = sorted(set(start) - set(config.train_env_params))
+    if outside:
+        raise ConfigError(
+            f"train_env_params_start fields {outside} are not in train_env_params (where their anneal ends)"
+        )
 
 
 def _check_run(config: PPOConfig) -> None:

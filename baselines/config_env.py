@@ -85,22 +85,28 @@ def validate_env(config: PPOConfig) -> None:
 
 
 def check_train_env_params(config: PPOConfig) -> None:
-    """Raise a one-line `ConfigError` naming `train_env_params` if `hivex_jax.make` refuses its fields
-    (unknown, or outside the env's bounds) or it sets the task (a data key of its own)."""
+    """Raise a one-line `ConfigError` naming `train_env_params` (or `train_env_params_start`) if
+    `hivex_jax.make` refuses its fields (unknown, or outside the env's bounds) or it sets the task (a data
+    key of its own)."""
+    for key in ("train_env_params", "train_env_params_start"):
+        _check_env_overrides(config, key, getattr(config, key))
+
+
+def _check_env_overrides(config: PPOConfig, key: str, overrides: dict) -> None:
     from baselines.common import make_env
 
-    if not config.train_env_params:
+    if not overrides:
         return
-    if "task" in config.train_env_params:
-        raise ConfigError("train_env_params cannot set the task: training and evaluation play `task`")
+    if "task" in overrides:
+        raise ConfigError(f"{key} cannot set the task: training and evaluation play `task`")
     try:
-        _, params = make_env(config.replace(env_params={**config.env_params, **config.train_env_params}))
+        _, params = make_env(config.replace(env_params={**config.env_params, **overrides}))
     except (KeyError, TypeError, ValueError, OverflowError) as exc:
-        raise ConfigError(f"train_env_params {dict(config.train_env_params)}: {one_line(exc)}") from exc
-    static = [name for name in config.train_env_params if not hasattr(params, name)]
+        raise ConfigError(f"{key} {dict(overrides)}: {one_line(exc)}") from exc
+    static = [name for name in overrides if not hasattr(params, name)]
     if static:
         raise ConfigError(
-            f"train_env_params takes EnvParams fields only; {static} are static options of {config.env_id} "
+            f"{key} takes EnvParams fields only; {static} are static options of {config.env_id} "
             "(they change the program: set them in env_options for training and evaluation)"
         )
 

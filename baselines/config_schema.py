@@ -63,6 +63,11 @@ def is_on(value: Any) -> bool:
     return bool(value) and not (isinstance(value, (int, float)) and value <= 0)
 
 
+def field_names(value: dict) -> list[str]:
+    """The switch of a dict key whose field names shape the program and whose values are data."""
+    return sorted(value)
+
+
 def is_given(value: Any) -> bool:
     """The switch of a key whose None means "use another key's value" (a simpler program)."""
     return value is not None
@@ -155,6 +160,9 @@ class PPOConfig:
     # > 0: the train_env_params fields move linearly to env_params' values over N updates (a curriculum of
     # the training env: baselines.extensions.env_anneal)
     train_env_params_anneal_updates: int = static_key("extensions", 0)
+    # with an anneal: the values of some train_env_params fields at update 0, moving linearly to
+    # train_env_params' values by update N, which then stay (which fields is static)
+    train_env_params_start: dict = data_key("extensions", {}, field_names)
     # --- evaluation, logging, outputs
     # RNG stream of evaluation, independent of training seeds (the evaluation program's PRNG key)
     eval_seed: int = data_key("run", 12345)
@@ -236,8 +244,13 @@ class PPOConfig:
                 "partly behaviour cloning of the scripted controller"
             )
         if self.train_env_params_anneal_updates > self.num_updates:
+            moving, goal = (
+                (f"train_env_params_start {dict(self.train_env_params_start)}", "train_env_params")
+                if self.train_env_params_start
+                else (f"train_env_params {dict(self.train_env_params)}", "the env's values")
+            )
             notes.append(
-                f"warning: train_env_params {dict(self.train_env_params)} never reach the env's values "
+                f"warning: {moving} never reach {goal} "
                 f"(train_env_params_anneal_updates {self.train_env_params_anneal_updates} of "
                 f"{self.num_updates} updates)"
             )

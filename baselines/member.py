@@ -43,7 +43,8 @@ def member_data(
     config's constants, so one program trains members that differ in them. Each scalar is the f32
     rounding of the constant the one-config program folds in (`gamma_lambda` too: the product is taken
     in Python floats there), so a member computes what its config computes alone. `final_params`: the
-    env's own params, where a `train_env_params_anneal_updates` curriculum ends (`EnvParamsAnneal`)."""
+    env's own params, where a `train_env_params_anneal_updates` curriculum ends (`EnvParamsAnneal`; a
+    grown-in one carries its `train_env_params_start` values instead)."""
     scalars = {
         "lr": config.lr,
         "max_grad_norm": config.max_grad_norm,

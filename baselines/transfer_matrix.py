@@ -36,6 +36,7 @@ TRAINING_ONLY_KEYS = frozenset(
         "critic_agent_id", "critic_local_obs", "reward_scaling", "train_reward_weights",
         "train_reward_weights_anneal_updates", "train_reward_sharing", "teacher_coef", "teacher_where",
         "teacher_anneal_updates", "train_env_params", "train_env_params_anneal_updates",
+        "train_env_params_start",
     }
 )  # fmt: skip
 

@@ -124,3 +124,123 @@ def test_bad_anneals_are_refused_in_one_line_and_a_late_one_warned():
     assert late.num_updates == 6
     assert any("never reach the env's values" in note for note in late.recipe_notes())
     assert not late.replace(train_env_params_anneal_updates=6).recipe_notes()
+
+
+# ---------------------------------------------------------------- train_env_params_start (grown in)
+def test_a_grown_in_setting_moves_from_its_start_to_train_env_params_and_stays():
+    grown = {
+        "train_env_params": {"max_steps": 3},
+        "train_env_params_start": {"max_steps": 12},
+        "train_env_params_anneal_updates": 3,
+    }
+    # update 0 plays the start (the env's own 12: no episode ends within 8 steps unless all agents
+    # leave), update 2 of 3 two thirds of the way to 3 (6), update 3 and later train_env_params' 3
+    assert len(_lengths_at(0, **grown)) == 0
+    two_thirds = _lengths_at(2, **grown)
+    assert len(two_thirds) >= 4 and np.all(two_thirds <= 6) and np.any(two_thirds > 3)
+    for update in (3, 50):
+        last = _lengths_at(update, **grown)
+        assert len(last) >= 2 * 4 and np.all(last <= 3)
+
+
+def test_a_grown_in_anneal_interpolates_from_the_start_in_each_fields_type():
+    from hivex_jax import make
+
+    _, params = make("OceanPlasticCollection-v0")  # vessel_radius 2.5 (f32), max_steps 1000 (int)
+    config = from_dict(
+        {
+            "env_id": "OceanPlasticCollection-v0",
+            "train_env_params": {"vessel_radius": 7.5, "max_steps": 500},
+            "train_env_params_start": {"vessel_radius": 2.5, "max_steps": 1000},
+            "train_env_params_anneal_updates": 10,
+        }
+    )
+    anneal = EnvParamsAnneal(config, params)
+    trained = params.replace(
+        vessel_radius=jnp.float32(7.5), max_steps=jnp.asarray(500, params.max_steps.dtype)
+    )
+    for update, radius, steps in ((0, 2.5, 1000), (4, 4.5, 800), (10, 7.5, 500), (99, 7.5, 500)):
+        moved = anneal(trained, jnp.int32(update))
+        np.testing.assert_allclose(float(moved.vessel_radius), radius, rtol=1e-6)
+        assert int(moved.max_steps) == steps and moved.max_steps.dtype == params.max_steps.dtype
+    # a fused member carries its start values as its own arrays and is read from them
+    assert anneal.arrays() == {"env_params_start.vessel_radius": 2.5, "env_params_start.max_steps": 1000.0}
+    member = {
+        "env_params_start.vessel_radius": jnp.float32(5.5),
+        "env_params_start.max_steps": jnp.float32(600),
+    }
+    moved = anneal(trained, jnp.int32(5), member)
+    np.testing.assert_allclose(float(moved.vessel_radius), 6.5, rtol=1e-6)
+    assert int(moved.max_steps) == 550
+    # the start field only: the other train_env_params field stays at its training value throughout
+    one = EnvParamsAnneal(config.replace(train_env_params_start={"vessel_radius": 2.5}), params)
+    moved = one(trained, jnp.int32(4))
+    assert int(moved.max_steps) == 500 and abs(float(moved.vessel_radius) - 4.5) < 1e-6
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        (
+            {"train_env_params_anneal_updates": 0},
+            r"train_env_params_start needs train_env_params_anneal_updates > 0",
+        ),
+        (
+            {"train_env_params_start": {"max_steps": 12, "min_x": 0}},
+            r"fields \['min_x'\] are not in train_env_params",
+        ),
+    ],
+)
+def test_bad_starts_are_refused_in_one_line(changes, message):
+    grown = {
+        **TINY_CONFIG,
+        "train_env_params": {"max_steps": 3},
+        "train_env_params_start": {"max_steps": 12},
+        "train_env_params_anneal_updates": 3,
+    }
+    with pytest.raises(ConfigError, match=message) as caught:
+        from_dict({**grown, **changes})
+    assert "\n" not in str(caught.value)
+
+
+def test_a_start_outside_the_envs_bounds_is_refused_and_a_late_one_warned():
+    config = from_dict(
+        {
+            "env_id": "OceanPlasticCollection-v0",
+            "train_env_params": {"vessel_radius": 7.5},
+            "train_env_params_start": {"vessel_radius": 99.0},
+            "train_env_params_anneal_updates": 10,
+        }
+    )
+    with pytest.raises(ConfigError, match=r"^train_env_params_start \{'vessel_radius': 99.0\}: ") as caught:
+        validate_env(config)
+    assert "\n" not in str(caught.value)
+    late = from_dict(
+        {
+            **TINY_CONFIG,
+            "train_env_params": {"max_steps": 3},
+            "train_env_params_start": {"max_steps": 12},
+            "train_env_params_anneal_updates": 7,
+        }
+    )
+    assert any(
+        "train_env_params_start {'max_steps': 12} never reach train_env_params" in n
+        for n in late.recipe_notes()
+    )
+
+
+def test_start_values_are_data_and_which_fields_is_static():
+    from baselines.config_schema import key_kind, program_signature
+
+    config = from_dict(
+        {
+            **TINY_CONFIG,
+            "train_env_params": {"max_steps": 3},
+            "train_env_params_start": {"max_steps": 12},
+            "train_env_params_anneal_updates": 3,
+        }
+    )
+    assert key_kind("train_env_params_start") == "data"
+    signature = program_signature(config)
+    assert program_signature(config.replace(train_env_params_start={"max_steps": 9})) == signature
+    assert program_signature(config.replace(train_env_params_start={})) != signature
