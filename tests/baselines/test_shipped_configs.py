@@ -69,6 +69,7 @@ ADDED_KEYS = {
     "value_heads_final": {},
     "value_heads_anneal_updates": [0, 0],
     "train_env_params_anneal_updates": 0,
+    "train_env_params_start": {},
 }
 #: deliberate changes to shipped configs since that record (issue 32: the main job trains on 500-decision
 #: episodes and is scored on 32 held-out worlds), by the configs that inherit them
@@ -78,7 +79,9 @@ OPC_GPU = ("ippo_ocean_plastic_collection_gpu.yaml", "probe_ocean_plastic_collec
 OPC_SAFETY = {
     "env_options": {"approach_features": True, "border_features": True},
     "value_heads": {"collided_with_other_vessel": 30, "crossed_border": 10},
-    "train_env_params": {"vessel_radius": 7.5},  # a training hull three times the env's (session 24)
+    # a training hull grown from the env's 2.5 m to three times it by half way (sessions 24-25)
+    "train_env_params": {"vessel_radius": 7.5},
+    "train_env_params_start": {"vessel_radius": 2.5},
 }
 WFC_MAIN_JOB = {"train_env_params": {"max_steps": 500}, "test_worlds": "6000:6032", "total_env_steps": 150000}
 CHANGED_SINCE = {
@@ -91,8 +94,24 @@ CHANGED_SINCE = {
     "mappo_wind_farm_control_wakes.yaml": {"train_env_params": {"max_steps": 500}},
     # issue 32: no teacher, and the border curriculum reaches the env's reward half way through training; the
     # closest approach and the border distances observed, a critic head for each -100 term
-    **{name: {**NO_TEACHER, **OPC_SAFETY, "train_reward_weights_anneal_updates": 245} for name in OPC_CPU},
-    **{name: {**NO_TEACHER, **OPC_SAFETY, "train_reward_weights_anneal_updates": 50} for name in OPC_GPU},
+    **{
+        name: {
+            **NO_TEACHER,
+            **OPC_SAFETY,
+            "train_reward_weights_anneal_updates": 245,
+            "train_env_params_anneal_updates": 245,
+        }
+        for name in OPC_CPU
+    },
+    **{
+        name: {
+            **NO_TEACHER,
+            **OPC_SAFETY,
+            "train_reward_weights_anneal_updates": 50,
+            "train_env_params_anneal_updates": 50,
+        }
+        for name in OPC_GPU
+    },
     # issue 32: twice the budget, so that every seed of five reaches 0.75 of scripted
     **{f"{algo}_drone_based_reforestation.yaml": {"total_env_steps": 819200} for algo in ("ippo", "mappo")},
     # issue 32: a fifth of the entropy bonus, so that the stochastic policy meets 0.95 of scripted (the
