@@ -63,11 +63,6 @@ def is_on(value: Any) -> bool:
     return bool(value) and not (isinstance(value, (int, float)) and value <= 0)
 
 
-def field_names(value: dict) -> list[str]:
-    """The switch of a dict key whose field names shape the program and whose values are data."""
-    return sorted(value)
-
-
 def is_given(value: Any) -> bool:
     """The switch of a key whose None means "use another key's value" (a simpler program)."""
     return value is not None
@@ -161,8 +156,8 @@ class PPOConfig:
     # the training env: baselines.extensions.env_anneal)
     train_env_params_anneal_updates: int = static_key("extensions", 0)
     # with an anneal: the values of some train_env_params fields at update 0, moving linearly to
-    # train_env_params' values by update N, which then stay (which fields is static)
-    train_env_params_start: dict = data_key("extensions", {}, field_names)
+    # train_env_params' values by update N, which then stay (the switch, static: which fields)
+    train_env_params_start: dict = data_key("extensions", {}, sorted)
     # --- evaluation, logging, outputs
     # RNG stream of evaluation, independent of training seeds (the evaluation program's PRNG key)
     eval_seed: int = data_key("run", 12345)
