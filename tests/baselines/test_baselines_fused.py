@@ -84,6 +84,7 @@ def sweep(tmp_path_factory):
     return root / "s", alone
 
 
+@pytest.mark.slow  # an exact-equality check of two trainings (32 s of the default suite's 9 min)
 @pytest.mark.xla_default_code  # bit for bit with XLA's default emitters (tests/conftest.py)
 def test_one_member_program_is_the_alone_run_bit_for_bit(tmp_path):
     config = from_dict({**BASE, **ODD})

@@ -18,6 +18,7 @@ from hivex_jax.eval import rollout
 pytestmark = pytest.mark.timeout(300)
 
 
+@pytest.mark.slow  # an exact-equality check of fused and alone evaluations (21 s of the default suite)
 def test_data_settings_share_one_program_and_match_each_setting_alone(tmp_path, monkeypatch):
     config = tmp_path / "tiny.yaml"
     config.write_text(
