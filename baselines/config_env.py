@@ -61,6 +61,11 @@ def check_env_fit(config: PPOConfig, env: Any, env_params: Any) -> None:
             f"critic_local_obs appends obs['vector'] to MAPPO's critic input, but {config.env_id} "
             f"observes only {parts}: set critic_local_obs=false"
         )
+    if config.algo == "mappo" and getattr(config, "critic_local_visual", False) and "visual" not in spaces:
+        raise ConfigError(
+            f"critic_local_visual gives MAPPO's critic obs['visual'], but {config.env_id} observes only "
+            f"{parts}: set critic_local_visual=false"
+        )
 
 
 def validate_env(config: PPOConfig) -> None:

@@ -288,8 +288,9 @@ class MAPPOConfig(PPOConfig):
 
     algo: str = static_key(None, "mappo")
     critic_agent_id: bool = static_key("network", True)  # append the one-hot agent id to the global state
-    # also append the agent's own local `vector` obs ("agent-specific")
+    # also append the agent's own local `vector` obs ("agent-specific"); and its `visual` (a CNN of its own)
     critic_local_obs: bool = static_key("network", True)
+    critic_local_visual: bool = static_key("network", False)
 
 
 ALGORITHMS: dict[str, type[PPOConfig]] = {"ippo": IPPOConfig, "mappo": MAPPOConfig}

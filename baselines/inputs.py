@@ -48,14 +48,18 @@ class CriticInput:
         self.env, self.env_params, self.training_env = env, env_params, training_env
 
     def __call__(self, env_state: Any, obs: dict, env_params: Any = None) -> dict:
-        """IPPO: the agents' own observations; MAPPO: `{"vector": f32[N, A, S (+ D) (+ A)]}` (of
-        `env_params`, default the ones given at construction: a fused member passes its own)."""
+        """IPPO: the agents' own observations; MAPPO: `{"vector": f32[N, A, S (+ D) (+ A)]}` (with
+        `critic_local_visual` also the agent's `visual`) of `env_params`, default the ones given at
+        construction: a fused member passes its own."""
         if not self.centralised:
             return obs
         env_params = self.env_params if env_params is None else env_params
         state = jax.vmap(self.training_env.global_state, (0, None))(env_state, env_params)
         local = obs["vector"] if self.config.critic_local_obs else None
-        return critic_inputs(state, self.env.num_agents, self.config.critic_agent_id, local)
+        inputs = critic_inputs(state, self.env.num_agents, self.config.critic_agent_id, local)
+        if self.config.critic_local_visual:  # the critic's own CNN reads the agent's image, as IPPO's does
+            inputs["visual"] = obs["visual"]
+        return inputs
 
     def stored(self, critic_obs: dict) -> dict | None:
         """What a transition keeps: MAPPO's input; `None` for IPPO, whose critic reads `obs`."""

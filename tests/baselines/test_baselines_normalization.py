@@ -210,3 +210,27 @@ def test_options_the_env_cannot_serve_are_refused_in_one_line(tmp_path, capsys):
     assert train_main(["--config", str(path), "--no-progress", "obs_normalization=true"]) == 2
     err = capsys.readouterr().err.strip()
     assert "obs_normalization normalises" in err and len(err.splitlines()) == 1
+
+
+class _VectorOnlyEnv(TinyEnv):
+    env_id = "TinyVectorOnly-v0"
+    static_options: ClassVar[tuple[str, ...]] = ("num_agents",)
+
+    def observation_space(self, params=None) -> spaces.Dict:
+        return spaces.Dict({"vector": super().observation_space(params).spaces["vector"]})
+
+    def _observe(self, state, params) -> dict:
+        return {"vector": super()._observe(state, params)["vector"]}
+
+
+def test_a_critic_image_the_env_does_not_have_is_refused_in_one_line():
+    if _VectorOnlyEnv.env_id not in _REGISTRY:
+        hivex_jax.register(_VectorOnlyEnv.env_id, _VectorOnlyEnv, description="no visual obs")
+    config = _config(env_id=_VectorOnlyEnv.env_id, algo="mappo", cnn_channels=[], critic_local_visual=True)
+    for check in (validate_env, make_train):
+        with pytest.raises(
+            ConfigError, match=r"critic_local_visual gives MAPPO's critic obs\['visual'\]"
+        ) as error:
+            check(config)
+        assert "\n" not in str(error.value) and "set critic_local_visual=false" in str(error.value)
+    make_train(config.replace(critic_local_visual=False))  # the same config without it fits

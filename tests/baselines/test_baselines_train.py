@@ -272,6 +272,32 @@ def test_mappo_critic_inputs_line_up_with_agents():
 
 
 @pytest.mark.timeout(300)
+def test_mappo_critic_local_visual_gives_the_critic_each_agents_own_image():
+    """With `critic_local_visual` the critic's input carries the agent's own `visual` obs beside the global
+    state, and the critic gains a CNN of its own; off (the default), neither."""
+    base = {**TINY_CONFIG, "algo": "mappo", "num_envs": 4, "num_steps": 6}
+    assert not from_dict(base).critic_local_visual
+    train = make_train(from_dict({**base, "critic_local_visual": True}))
+    runner = jax.jit(train.init)(jax.random.PRNGKey(3))
+    _, (traj, _) = jax.jit(train.rollout)(runner)
+    np.testing.assert_array_equal(traj.critic_obs["visual"], traj.obs["visual"])
+    assert not np.all(traj.obs["visual"] == traj.obs["visual"][:, :, :1])  # the agents' images differ
+    plain = make_train(from_dict(base))
+    plain_runner = jax.jit(plain.init)(jax.random.PRNGKey(3))
+    _, (plain_traj, _) = jax.jit(plain.rollout)(plain_runner)
+    assert "visual" not in plain_traj.critic_obs
+    # the same global state, own vector obs and id on the same reset worlds
+    np.testing.assert_array_equal(plain_traj.critic_obs["vector"][0], traj.critic_obs["vector"][0])
+
+    def convolutions(runner):
+        return [
+            k for k in jax.tree_util.tree_flatten_with_path(runner.params["critic"])[0] if "Conv" in str(k[0])
+        ]
+
+    assert convolutions(runner) and not convolutions(plain_runner)
+
+
+@pytest.mark.timeout(300)
 def test_early_termination_masks_inactive_agents():
     # 64-step rollouts: long enough that random walks leave [-0.95, 0.95] for some agents
     config = {**TINY_CONFIG, "num_seeds": 4, "num_steps": 64, "total_env_steps": 512}
