@@ -61,6 +61,10 @@ def check_env_fit(config: PPOConfig, env: Any, env_params: Any) -> None:
             f"critic_local_obs appends obs['vector'] to MAPPO's critic input, but {config.env_id} "
             f"observes only {parts}: set critic_local_obs=false"
         )
+    if config.algo == "mappo" and getattr(config, "critic_heads_local", False) and not config.value_heads:
+        raise ConfigError(
+            "critic_heads_local puts MAPPO's value heads on the local obs, but value_heads is empty"
+        )
     if config.algo == "mappo" and getattr(config, "critic_local_visual", False) and "visual" not in spaces:
         raise ConfigError(
             f"critic_local_visual gives MAPPO's critic obs['visual'], but {config.env_id} observes only "

@@ -291,6 +291,7 @@ class MAPPOConfig(PPOConfig):
     # also append the agent's own local `vector` obs ("agent-specific"); and its `visual` (a CNN of its own)
     critic_local_obs: bool = static_key("network", True)
     critic_local_visual: bool = static_key("network", False)
+    critic_heads_local: bool = static_key("network", False)  # value heads on a critic of the local obs alone
 
 
 ALGORITHMS: dict[str, type[PPOConfig]] = {"ippo": IPPOConfig, "mappo": MAPPOConfig}

@@ -44,6 +44,7 @@ RESUME_FIXED_KEYS = {
     "critic_agent_id": "the critic's input shape",
     "critic_local_obs": "the critic's input shape",
     "critic_local_visual": "the critic's input and network shapes",
+    "critic_heads_local": "the critic's input and network shapes",
     "obs_normalization": "the saved params (running observation statistics)",
     "reward_scaling": "the saved state (running return statistics)",
     "value_heads": "the critic's outputs (one value per head, in its scale's units)",

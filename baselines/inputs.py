@@ -59,6 +59,8 @@ class CriticInput:
         inputs = critic_inputs(state, self.env.num_agents, self.config.critic_agent_id, local)
         if self.config.critic_local_visual:  # the critic's own CNN reads the agent's image, as IPPO's does
             inputs["visual"] = obs["visual"]
+        if self.config.critic_heads_local:  # the value heads' own encoder reads the agent's observation
+            inputs["local"] = {k: obs[k] for k in ("vector", "visual") if k in obs}
         return inputs
 
     def stored(self, critic_obs: dict) -> dict | None:
@@ -91,7 +93,10 @@ class ObsNormalization:
         if not self.on:
             return critic_obs
         stats = params["obs_norm"]["critic" if self.centralised else "actor"]
-        return {**critic_obs, "vector": normalize(stats, critic_obs["vector"], self.clip)}
+        view = {**critic_obs, "vector": normalize(stats, critic_obs["vector"], self.clip)}
+        if "local" in critic_obs:  # MAPPO's local value heads read the obs as the actor does
+            view["local"] = self.actor_view(params, critic_obs["local"])
+        return view
 
     def merge(self, obs_norm: dict, obs: dict, critic_obs: dict | None) -> dict:
         """`obs_norm` with the observations `obs` `[..., A, ...]` (and MAPPO's critic inputs) merged."""

@@ -244,9 +244,18 @@ class Critic(nn.Module):
     cnn_channels: Sequence[int] = (16, 32)
     activation: str = "tanh"
     num_heads: int = 1
+    local_heads: bool = False  # heads 1.. read `obs["local"]` (the agent's own obs) through their own encoder
 
     @nn.compact
     def __call__(self, obs: dict[str, jax.Array]) -> jax.Array:
-        x = Encoder(self.hidden_sizes, self.cnn_channels, self.activation)(obs)
+        shared = {k: v for k, v in obs.items() if k != "local"}
+        x = Encoder(self.hidden_sizes, self.cnn_channels, self.activation)(shared)
+        if self.local_heads:
+            rest = nn.Dense(1, kernel_init=orthogonal(1.0), name="value_head")(x)
+            y = Encoder(self.hidden_sizes, self.cnn_channels, self.activation, name="local_encoder")(
+                obs["local"]
+            )
+            heads = nn.Dense(self.num_heads - 1, kernel_init=orthogonal(1.0), name="local_value_head")(y)
+            return jnp.concatenate([rest, heads], axis=-1)
         value = nn.Dense(self.num_heads, kernel_init=orthogonal(1.0), name="value_head")(x)
         return value[..., 0] if self.num_heads == 1 else value

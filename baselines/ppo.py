@@ -140,7 +140,10 @@ def make_train(
     critic_input = CriticInput(config, env, train_params, training_env)
     policy = make_policy(config, env, normalization.actor_view)
     value_heads = ValueHeads(config, env, train_params)
-    critic = Critic(config.hidden_sizes, config.cnn_channels, config.activation, value_heads.count)
+    local_heads = getattr(config, "critic_heads_local", False)  # MAPPO: the value heads on the local obs
+    critic = Critic(
+        config.hidden_sizes, config.cnn_channels, config.activation, value_heads.count, local_heads
+    )
     optimizer = make_optimizer(config)
     return_scaler = ReturnScaler(config)
     training_reward = extensions.training_reward(config, env, train_params)

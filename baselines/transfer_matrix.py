@@ -33,7 +33,7 @@ TRAINING_ONLY_KEYS = frozenset(
         "clip_value_eps", "ent_coef", "vf_coef", "max_grad_norm", "normalize_advantages", "init_log_std",
         "train_worlds", "test_worlds", "pregenerate_worlds", "eval_seed", "eval_every",
         "stop_at_test_return", "checkpoint_every", "gif_stride", "gif_frames", "name", "out_dir",
-        "critic_agent_id", "critic_local_obs", "critic_local_visual",
+        "critic_agent_id", "critic_local_obs", "critic_local_visual", "critic_heads_local",
         "reward_scaling", "train_reward_weights",
         "train_reward_weights_anneal_updates", "train_reward_sharing", "teacher_coef", "teacher_where",
         "teacher_anneal_updates", "train_env_params", "train_env_params_anneal_updates",

@@ -149,6 +149,49 @@ def test_critic_has_one_output_per_head():
     assert three.apply(three.init(jax.random.key(0), obs), obs).shape == (5, 3)
 
 
+def test_local_heads_read_only_the_agents_own_obs_and_the_rest_only_the_shared_input():
+    # MAPPO's critic_heads_local: output 0 (the rest) reads the global input, outputs 1.. the agent's own obs
+    critic = Critic((8,), (), "tanh", num_heads=3, local_heads=True)
+    rng = np.random.default_rng(0)
+    obs = {
+        "vector": jnp.asarray(rng.normal(size=(5, 6))),
+        "local": {"vector": jnp.asarray(rng.normal(size=(5, 4)))},
+    }
+    params = critic.init(jax.random.key(0), obs)
+    value = critic.apply(params, obs)
+    assert value.shape == (5, 3)
+    other_global = critic.apply(params, {**obs, "vector": obs["vector"] + 1.0})
+    other_local = critic.apply(params, {**obs, "local": {"vector": obs["local"]["vector"] + 1.0}})
+    np.testing.assert_array_equal(other_global[:, 1:], value[:, 1:])
+    assert not np.allclose(other_global[:, 0], value[:, 0])
+    np.testing.assert_array_equal(other_local[:, 0], value[:, 0])
+    assert not np.allclose(other_local[:, 1:], value[:, 1:])
+
+
+def test_mappo_local_heads_train_and_need_value_heads():
+    train = make_train(
+        from_dict(
+            {
+                **TINY_CONFIG,
+                "algo": "mappo",
+                "critic_heads_local": True,
+                "value_heads": {"branch_bonus": 10.0},
+            }
+        )
+    )
+    runner = train.init(jax.random.key(0))
+    _, (traj, _) = jax.jit(train.rollout)(runner)
+    np.testing.assert_array_equal(traj.critic_obs["local"]["vector"], traj.obs["vector"])
+    _, metrics = jax.jit(train.update_chunk)(runner)
+    assert np.all(np.isfinite(jax.device_get(metrics["value_loss"])))
+    assert "local_encoder" in runner.params["critic"]["params"]
+    config = from_dict({**TINY_CONFIG, "algo": "mappo", "critic_heads_local": True})
+    for check in (validate_env, make_train):
+        with pytest.raises(ConfigError, match="critic_heads_local .* but value_heads is empty") as error:
+            check(config)
+        assert "\n" not in str(error.value)
+
+
 def _first_chunk(**changes) -> tuple[dict, tuple]:
     train = make_train(from_dict({**TINY_CONFIG, **changes}))
     runner = train.init(jax.random.key(0))

@@ -72,7 +72,7 @@ ADDED_KEYS = {
     "train_env_params_start": {},
 }
 #: MAPPO's keys added since that record
-ADDED_MAPPO_KEYS = {"critic_local_visual": False}
+ADDED_MAPPO_KEYS = {"critic_local_visual": False, "critic_heads_local": False}
 #: deliberate changes to shipped configs since that record (issue 32: the main job trains on 500-decision
 #: episodes and is scored on 32 held-out worlds), by the configs that inherit them
 NO_TEACHER = {"teacher_coef": 0.0, "teacher_where": "all", "teacher_anneal_updates": 0}
@@ -160,7 +160,13 @@ def test_a_mappo_config_is_its_ippo_twin_with_a_centralised_critic(path):
     changed = {k for k in mappo.keys() | ippo.keys() if mappo.get(k) != ippo.get(k)}
     # the algorithm and MAPPO's own critic-input keys, nothing else
     assert {"algo", "critic_agent_id", "critic_local_obs"} <= changed
-    assert changed <= {"algo", "critic_agent_id", "critic_local_obs", "critic_local_visual"}
+    assert changed <= {
+        "algo",
+        "critic_agent_id",
+        "critic_local_obs",
+        "critic_local_visual",
+        "critic_heads_local",
+    }
 
 
 @pytest.mark.parametrize("path", [p for p in CONFIGS if p.stem.endswith("_gpu")], ids=lambda p: p.stem)
