@@ -168,23 +168,21 @@ def test_local_heads_read_only_the_agents_own_obs_and_the_rest_only_the_shared_i
     assert not np.allclose(other_local[:, 1:], value[:, 1:])
 
 
-def test_mappo_local_heads_train_and_need_value_heads():
-    train = make_train(
-        from_dict(
-            {
-                **TINY_CONFIG,
-                "algo": "mappo",
-                "critic_heads_local": True,
-                "value_heads": {"branch_bonus": 10.0},
-            }
-        )
+@pytest.mark.slow  # compiles a MAPPO rollout and update (~20 s)
+def test_mappo_local_heads_read_the_agents_obs_and_train():
+    config = from_dict(
+        {**TINY_CONFIG, "algo": "mappo", "critic_heads_local": True, "value_heads": {"branch_bonus": 10.0}}
     )
+    train = make_train(config)
     runner = train.init(jax.random.key(0))
     _, (traj, _) = jax.jit(train.rollout)(runner)
     np.testing.assert_array_equal(traj.critic_obs["local"]["vector"], traj.obs["vector"])
     _, metrics = jax.jit(train.update_chunk)(runner)
     assert np.all(np.isfinite(jax.device_get(metrics["value_loss"])))
     assert "local_encoder" in runner.params["critic"]["params"]
+
+
+def test_mappo_local_heads_without_value_heads_are_refused_in_one_line():
     config = from_dict({**TINY_CONFIG, "algo": "mappo", "critic_heads_local": True})
     for check in (validate_env, make_train):
         with pytest.raises(ConfigError, match="critic_heads_local .* but value_heads is empty") as error:
