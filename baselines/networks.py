@@ -259,3 +259,10 @@ class Critic(nn.Module):
             return jnp.concatenate([rest, heads], axis=-1)
         value = nn.Dense(self.num_heads, kernel_init=orthogonal(1.0), name="value_head")(x)
         return value[..., 0] if self.num_heads == 1 else value
+
+
+def make_critic(config, num_heads: int) -> Critic:
+    """The trainer's critic from its config: `num_heads` outputs; MAPPO's `critic_heads_local` puts heads
+    1.. on the agent's own obs."""
+    local_heads = getattr(config, "critic_heads_local", False)  # an IPPO config has no such key
+    return Critic(config.hidden_sizes, config.cnn_channels, config.activation, num_heads, local_heads)

@@ -51,7 +51,7 @@ from baselines.common import (
 from baselines.config import PPOConfig, check_env_fit
 from baselines.inputs import CriticInput, ObsNormalization, ReturnScaler
 from baselines.inputs import critic_inputs as critic_inputs  # re-exported: MAPPO's critic input
-from baselines.networks import Critic
+from baselines.networks import make_critic
 from baselines.policy import PolicyMemory, action_readout, make_policy
 from baselines.training_env import TrainingEnv
 from baselines.value_heads import ValueHeads
@@ -140,10 +140,7 @@ def make_train(
     critic_input = CriticInput(config, env, train_params, training_env)
     policy = make_policy(config, env, normalization.actor_view)
     value_heads = ValueHeads(config, env, train_params)
-    local_heads = getattr(config, "critic_heads_local", False)  # MAPPO: the value heads on the local obs
-    critic = Critic(
-        config.hidden_sizes, config.cnn_channels, config.activation, value_heads.count, local_heads
-    )
+    critic = make_critic(config, value_heads.count)
     optimizer = make_optimizer(config)
     return_scaler = ReturnScaler(config)
     training_reward = extensions.training_reward(config, env, train_params)
