@@ -214,6 +214,7 @@ def test_members_that_fit_follow_the_memory_estimate(monkeypatch):
         members_that_fit(population(1))  # one member over the memory: refused as hivex train refuses it
 
 
+@pytest.mark.slow
 def test_members_whose_pools_differ_draw_from_their_own_pools_joined(monkeypatch):
     # Wildfire Resource Management's levels generate other worlds: their pregenerated pools differ
     wrm = {"env_id": "WildfireResourceManagement-v0", "train_worlds": "5000:5004", "num_envs": 2}
@@ -288,6 +289,7 @@ def test_a_stopped_population_resumes_as_one_and_ends_as_if_never_stopped(tmp_pa
         assert (_rows(member), (member / "eval.json").read_text()) == whole[member.name]
 
 
+@pytest.mark.slow
 def test_a_member_that_reaches_its_target_is_frozen_while_the_others_go_on(tmp_path, capsys):
     config_file = tmp_path / "base.yaml"
     config_file.write_text(yaml.safe_dump(BASE))  # 6 updates: evaluations after updates 4 and 6
@@ -358,6 +360,7 @@ def test_baselines_of_exact_envs_play_every_setting_with_one_program(monkeypatch
     assert lengths[0].max() <= 10 < lengths[1].max()  # each plays its own episode length
 
 
+@pytest.mark.slow
 def test_members_in_other_env_settings_share_one_evaluation_program():
     """`get_setting_evaluation`: populations that differ only in env settings (here the episode length,
     an `EnvParams` field) evaluate the trained policy with one compiled program, the params as data, and

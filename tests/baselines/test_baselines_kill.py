@@ -70,6 +70,7 @@ def tiny(tmp_path):
     return tmp_path, common
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_killed_while_committing_a_checkpoint_resumes_from_the_last_complete_one(tiny):
     tmp_path, common = tiny

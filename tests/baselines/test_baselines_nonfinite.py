@@ -70,6 +70,7 @@ def _rows(run_dir):
         return [{k: v for k, v in r.items() if k != "wall_s"} for r in csv.DictReader(f)]
 
 
+@pytest.mark.slow
 def test_divergence_stops_keeps_the_finite_checkpoint_and_resumes(tmp_path, capsys):
     config = tmp_path / "tiny.yaml"
     config.write_text(yaml.safe_dump({**TINY_CONFIG, "gif_frames": 0}))

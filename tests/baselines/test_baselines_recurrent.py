@@ -76,6 +76,7 @@ def test_only_the_first_step_of_every_episode_starts_from_the_initial_state():
     np.testing.assert_array_equal(np.asarray(traj.episode_start), first)
 
 
+@pytest.mark.slow
 def test_the_update_replays_each_rollout_from_its_stored_first_state():
     # rollouts of 6 steps: the second one starts mid-episode, from a GRU state that is not the initial one
     config = _cue_config(num_steps=6, num_envs=4)

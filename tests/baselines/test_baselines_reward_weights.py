@@ -29,6 +29,7 @@ def _metrics(**changes) -> dict:
     return {k: np.concatenate([m[k] for m in out]) for k in out[0]}
 
 
+@pytest.mark.slow
 def test_weights_scale_the_training_reward_exactly_and_leave_returns_alone():
     base = _metrics()
     scaled = _metrics(train_reward_weights=ALL_THREE)

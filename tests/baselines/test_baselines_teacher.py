@@ -45,6 +45,7 @@ def _rollout(**changes):
     return train, traj
 
 
+@pytest.mark.slow
 def test_rollout_records_the_scripted_action_on_the_observation_acted_on(monkeypatch):
     _, traj = _rollout(teacher_coef=1.0)
     per_step = jax.vmap(jax.vmap(scripted_policy, (0, None)), (0, None))  # [T, N, A, ...]
@@ -75,8 +76,8 @@ def test_the_loss_gains_exactly_the_annealed_imitation_term():
     np.testing.assert_allclose(metrics["teacher_fraction"], 1.0)  # all decisions count (teacher_where=all)
 
 
-# the GRU actor's two trainings (~30 s) run with -m slow; the feed-forward one stays in the default run
-@pytest.mark.parametrize("recurrent", ["none", pytest.param("gru", marks=pytest.mark.slow)])
+@pytest.mark.slow  # two trainings each (feed-forward ~9 s, GRU ~30 s)
+@pytest.mark.parametrize("recurrent", ["none", "gru"])
 def test_imitation_moves_the_policy_to_the_scripted_action(recurrent):
     # the same run with a negligible and a strong coefficient: only the gradient of the term differs
     common = {"recurrent": recurrent, "gru_size": 8, "lr": 1e-2, "update_epochs": 4}

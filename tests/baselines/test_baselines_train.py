@@ -35,6 +35,7 @@ def _csv(path):
     return [{k: v for k, v in r.items() if k != "wall_s"} for r in rows]
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_train_resume_evaluate_and_outputs(tmp_path, capsys):
     config = _write_config(tmp_path, num_seeds=4)
@@ -228,7 +229,7 @@ def test_cli_errors_come_before_compiling(tmp_path, capsys):
 
 
 @pytest.mark.timeout(300)
-@pytest.mark.parametrize("algo", ["ippo", "mappo"])
+@pytest.mark.parametrize("algo", ["ippo", pytest.param("mappo", marks=pytest.mark.slow)])
 def test_population_metrics_are_per_seed_and_finite(algo):
     config = from_dict({**TINY_CONFIG, "algo": algo, "num_seeds": 4})
     population = get_population(config)  # IPPO: the program of the run above, from the cache
@@ -271,6 +272,7 @@ def test_mappo_critic_inputs_line_up_with_agents():
     np.testing.assert_array_equal(critic[:, s - 1], obs[:, 2])  # same time step
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_mappo_critic_local_visual_gives_the_critic_each_agents_own_image():
     """With `critic_local_visual` the critic's input carries the agent's own `visual` obs beside the global

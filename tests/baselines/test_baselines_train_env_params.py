@@ -21,6 +21,7 @@ def _episode_lengths(**changes) -> tuple:
     return train, episode["length"][episode["done"]]
 
 
+@pytest.mark.slow
 def test_training_plays_the_override_and_evaluation_keeps_the_envs_params():
     train, lengths = _episode_lengths(train_env_params={"max_steps": 3})
     assert int(train.train_params.max_steps) == 3
@@ -66,6 +67,7 @@ def _lengths_at(update: int, **changes) -> np.ndarray:
     return episode["length"][episode["done"]]
 
 
+@pytest.mark.slow
 def test_an_annealed_override_moves_to_the_envs_value():
     anneal = {"train_env_params": {"max_steps": 3}, "train_env_params_anneal_updates": 3}
     # update 0 plays the override (3-step episodes), update 1 of 3 a third of the way to the env's 12

@@ -198,6 +198,7 @@ def _first_chunk(**changes) -> tuple[dict, tuple]:
     return jax.device_get(metrics), jax.device_get(traj)
 
 
+@pytest.mark.slow
 def test_a_run_with_heads_plays_the_same_first_rollout_and_learns_finite_values():
     base, base_traj = _first_chunk()
     heads, traj = _first_chunk(value_heads={"branch_bonus": 10.0})
@@ -213,6 +214,7 @@ def test_a_run_with_heads_plays_the_same_first_rollout_and_learns_finite_values(
     assert not np.allclose(heads["value_loss"], base["value_loss"])
 
 
+@pytest.mark.slow
 def test_an_anneal_changes_training_only_from_its_start():
     constant, _ = _first_chunk(value_heads={"branch_bonus": 10.0})
     now, _ = _first_chunk(

@@ -301,7 +301,9 @@ def test_two_process_fused_sweep_equals_one_process_fused_sweep(tmp_path):
 
 
 @pytest.mark.timeout(300)
-@pytest.mark.parametrize("slurm", [False, True], ids=["explicit_options", "slurm_variables"])
+@pytest.mark.parametrize(
+    "slurm", [False, pytest.param(True, marks=pytest.mark.slow)], ids=["explicit_options", "slurm_variables"]
+)
 def test_population_that_does_not_divide_over_two_processes_fails_before_compiling(tmp_path, slurm):
     config = tmp_path / "tiny.yaml"
     config.write_text(yaml.safe_dump({**CONFIG, "num_seeds": 1, "num_envs": 1, "num_minibatches": 1}))
@@ -346,6 +348,7 @@ def test_process_given_another_process_count_is_refused(tmp_path):
     assert procs[0].returncode == 2 and "nothing.yaml" in errors[0]  # its own next error: the config
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_unreachable_coordinator_missing_processes_and_no_cluster_fail_as_one_line(tmp_path):
     port = _free_port()  # nobody listens there

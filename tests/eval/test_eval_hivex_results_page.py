@@ -314,6 +314,7 @@ def test_train_command(tmp_path):
     assert resumed == ["train", "--no-progress", "--resume", str(run_dir), "lr=1e-3"]
 
 
+@pytest.mark.slow
 def test_page_command_writes_the_page_it_renders(results_folder, tmp_path):
     """`scripts/hivex_results.py record` then `page` (their own processes) write what `render_page` renders
     of the run folders, with the regenerate command naming the records folder; no summary.json: the

@@ -79,6 +79,7 @@ def test_shorter_observations_are_zero_padded_and_bad_options_fail():
     assert env.num_agents == 4 and int(params.max_steps) == 10
 
 
+@pytest.mark.slow
 def test_the_bundled_trainer_runs_on_it():
     from baselines.config import load_config
     from baselines.population import get_population

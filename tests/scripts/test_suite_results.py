@@ -100,6 +100,7 @@ def test_bad_cell_spec_is_refused(suite):
     assert len(suite.cells(None)) == 10
 
 
+@pytest.mark.slow
 def test_table_command_prints_and_writes_the_table(suite, tmp_path):
     """`scripts/suite_results.py record`, then `table --write PAGE` (their own processes): the table from
     the records, printed and put between the page's markers, is the table of the run folders; a bad cell

@@ -72,6 +72,7 @@ def served_vector(observation: dict) -> np.ndarray:
     return np.asarray([agent["vector"] for agent in observation["agents"]], np.float32)
 
 
+@pytest.mark.slow
 @pytest.mark.xla_default_code  # the first observation: bit for bit with the default emitters (conftest)
 def test_served_episode_equals_in_process_and_grades_the_scripted_controller_as_one(base_url):
     """The scripted controller played over HTTP: every observation, reward and end flag equals the

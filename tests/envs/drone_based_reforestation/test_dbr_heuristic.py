@@ -6,11 +6,13 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 from hivex_jax import stack_params
 from hivex_jax.eval import evaluate_params, find_scripted_policy
 
 
+@pytest.mark.slow
 def test_scripted_beats_random_on_held_out_worlds(env):
     # worlds 6000 and 6001 (HIVEX's test seed) on terrain levels 1 and 10
     params = stack_params([env.variant_params(env.default_params(), task=0, level=lv) for lv in (1, 10)])

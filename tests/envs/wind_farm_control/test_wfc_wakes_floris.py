@@ -84,7 +84,7 @@ def yaw_setting(kind: str, n: int, seed: int) -> np.ndarray:
 
 
 #: layouts checked in the default suite (the rest, incl. the 80-turbine farm, under `pytest -m slow`)
-QUICK_LAYOUTS = ("Default", "Lillgrund")
+QUICK_LAYOUTS = ("Default",)
 
 
 @pytest.mark.parametrize("model", ["gauss", "jensen"])
