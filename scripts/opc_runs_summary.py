@@ -1,12 +1,13 @@
 """Summarise Ocean Plastic Collection training runs (issue 16): one row per run and policy.
 
-    python scripts/opc_runs_summary.py RUN_DIR [RUN_DIR ...] [--curve] [--eval-file NAME]
+    python scripts/opc_runs_summary.py RUN_DIR [RUN_DIR ...] [--curve] [--per-seed] [--eval-file NAME]
 
 Per run and policy (greedy, stochastic, scripted, random): the held-out return (mean over worlds per
 seed, then mean +- 95 % CI over seeds, Student t), the fraction of the scripted return on the same
 worlds (per seed; mean +- 95 % CI), and per-vessel means of pebbles collected, border crossings and
 vessel collisions; then compile / training / evaluation seconds from summary.json. `--curve` adds the
 learning curve: training episode return (mean over seeds) against env steps per seed, from metrics.csv.
+`--per-seed` adds a table of each seed's fraction of scripted and vessels collided (greedy, stochastic).
 `--eval-file` reads another evaluation of the runs than eval.json, e.g. the zero-shot one that `hivex
 evaluate RUN num_agents=3` writes (`eval_6000-6031__num_agents=3.json`); a run without it is named on stderr.
 """
@@ -59,6 +60,18 @@ def run_rows(run_dir: Path, eval_file: str = "eval.json") -> list[str]:
     return rows
 
 
+def per_seed_row(run_dir: Path, eval_file: str = "eval.json") -> str:
+    """A markdown row: per seed, greedy and stochastic fraction of scripted and vessels collided."""
+    results = json.loads((run_dir / eval_file).read_text())
+    scripted = float(policy_scores(results, "scripted").mean())
+    cells = []
+    for policy in ("greedy", "stochastic"):
+        fractions = policy_scores(results, policy).mean(axis=1) / scripted  # f64[seeds]
+        collided = _per_seed(results["policies"][policy]["per_world"], "vessel_collisions")
+        cells += [" ".join(f"{v:.2f}" for v in fractions), " ".join(f"{v:.2f}" for v in collided)]
+    return f"| {run_dir.name} | " + " | ".join(cells) + " |"
+
+
 def timing(run_dir: Path) -> str:
     """One line: env steps per seed, compile / train / eval seconds."""
     summary = json.loads((run_dir / "summary.json").read_text())
@@ -85,6 +98,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("runs", nargs="+", type=Path)
     parser.add_argument("--curve", action="store_true")
+    parser.add_argument("--per-seed", action="store_true", help="add per-seed fractions and collisions")
     parser.add_argument(
         "--eval-file", default="eval.json", help="the evaluation file in each run folder (default eval.json)"
     )
@@ -98,6 +112,14 @@ def main(argv: list[str] | None = None) -> None:
             print("\n".join(run_rows(run_dir, args.eval_file)))
         else:
             print(f"opc_runs_summary: no {args.eval_file} in {run_dir}", file=sys.stderr)
+    if args.per_seed:
+        print(
+            "\n| run | greedy fraction | greedy collided | stochastic fraction | stochastic collided |\n"
+            "|---|---|---|---|---|"
+        )
+        for run_dir in args.runs:
+            if (run_dir / args.eval_file).is_file():
+                print(per_seed_row(run_dir, args.eval_file))
     for run_dir in args.runs:
         if (run_dir / "eval.json").is_file() and (run_dir / "summary.json").is_file():
             print(timing(run_dir))

@@ -70,3 +70,12 @@ def test_default_is_eval_json(tmp_path):
     out = _summary(str(run)).stdout
     assert out.count("| R |") == 4  # greedy, stochastic, scripted, random
     assert "R: 1,024 env steps per seed; s: compile_s 1, train_s 2, eval_s 3" in out
+
+
+def test_per_seed_table_gives_each_seeds_fraction_and_collisions(tmp_path):
+    run = tmp_path / "P"
+    run.mkdir()
+    _write_eval(run / "eval.json")
+    out = _summary(str(run), "--per-seed").stdout
+    # seed 0: 200 / 400 = 0.50, collided (0 + 0.5) / 2; seed 1: 100 / 400 = 0.25, collided (1 + 0.5) / 2
+    assert "| P | 0.50 0.25 | 0.25 0.75 | 0.50 0.25 | 0.25 0.75 |" in out
