@@ -32,7 +32,14 @@ from baselines.fused_population import FusedPopulation
 from baselines.guards import NonFiniteError, first_nonfinite, stop_nonfinite
 from baselines.member import UPDATE_ONLY_KEYS
 from baselines.population import Population, cached, compute_key, get_population
-from baselines.run_files import MetricsCSV, metric_names, per_update_metrics, write_summary, write_text_atomic
+from baselines.run_files import (
+    MetricsCSV,
+    machine_summary,
+    metric_names,
+    per_update_metrics,
+    write_summary,
+    write_text_atomic,
+)
 from hivex_jax.core.errors import one_line
 
 
@@ -263,8 +270,7 @@ def run_fused(
             "num_envs": config.num_envs,
             "devices": len(population.devices),
             "processes": jax.process_count(),
-            "backend": jax.default_backend(),
-            "jax_version": jax.__version__,
+            **machine_summary(),
         }
         target = run_configs[m].stop_at_test_return
         if target is not None:

@@ -11,6 +11,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import jax
 import numpy as np
 
 from baselines import extensions
@@ -54,6 +55,25 @@ def write_text_atomic(path: Path, text: str) -> None:
 def write_summary(run_dir: Path, summary: dict[str, Any]) -> None:
     """`summary.json`: what `run_training` returns, less the evaluation results (those are eval.json)."""
     write_text_atomic(run_dir / "summary.json", json.dumps(summary, indent=1))
+
+
+def cpu_model(cpuinfo: str | Path = "/proc/cpuinfo") -> str:
+    """The host CPU's model name, with ", avx512" where it has AVX-512 (XLA compiles CPU code for the host's
+    vector width, which can change a long training's floats); "unknown cpu" where the file is not there."""
+    try:
+        text = Path(cpuinfo).read_text()
+    except OSError:
+        return "unknown cpu"
+    names = [line.split(":", 1)[1].strip() for line in text.splitlines() if line.startswith("model name")]
+    flags = next((line for line in text.splitlines() if line.startswith("flags")), "")
+    return (names[0] if names else "unknown cpu") + (", avx512" if " avx512f" in flags else "")
+
+
+def machine_summary() -> dict[str, str]:
+    """What a run was measured on (summary.json): backend, JAX version, the device (on a CPU its model)."""
+    device = jax.devices()[0]
+    kind = cpu_model() if device.platform == "cpu" else device.device_kind
+    return {"backend": jax.default_backend(), "jax_version": jax.__version__, "device": kind}
 
 
 def default_run_name(config: PPOConfig) -> str:

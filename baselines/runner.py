@@ -33,6 +33,7 @@ from baselines.run_files import (
     MetricsCSV,
     default_run_name,
     format_results,
+    machine_summary,
     metric_names,
     per_update_metrics,
     write_episode_gif,
@@ -171,8 +172,7 @@ def run_training(
         "num_envs": config.num_envs,
         "devices": len(population.devices),
         "processes": jax.process_count(),
-        "backend": jax.default_backend(),
-        "jax_version": jax.__version__,
+        **machine_summary(),
     }
     if target is not None:
         # wall_s: the training loop (evaluations included); seconds_total: from the start of this call

@@ -18,7 +18,7 @@ from baselines.common import flatten_batch, shuffled_minibatches
 from baselines.config import from_dict
 from baselines.population import Population, get_population
 from baselines.ppo import make_train
-from baselines.run_files import format_results
+from baselines.run_files import cpu_model, format_results
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -369,3 +369,5 @@ def test_final_evaluation_reuses_the_last_chunks_held_out_play(tmp_path, monkeyp
         per_seed = np.mean([w["return_per_seed"] for w in policies[variant]["per_world"]], axis=0)
         logged = [float(last[f"seed_{s}/test_return_{variant}"]) for s in range(2)]
         np.testing.assert_allclose(per_seed, logged, rtol=1e-5)  # the CSV keeps 6 digits
+    summary = json.loads((tmp_path / "r" / "summary.json").read_text())
+    assert summary["device"] == cpu_model() and summary["backend"] == "cpu"  # what it was measured on
