@@ -53,6 +53,9 @@ class HivexEnv:
     #: `hivex train` settings after the shipped config for the cells of every task but the main one (0):
     #: the shipped config is tuned for the main task's target (issue 32)
     subtask_settings: tuple[str, ...] = ()
+    #: env options that add to the observation only (not the dynamics, reward or worlds): a run with them
+    #: still plays the cell's env, as a run with another network would
+    observation_options: tuple[str, ...] = ()
 
 
 HIVEX_ENVS: dict[str, HivexEnv] = {
@@ -167,8 +170,11 @@ HIVEX_ENVS: dict[str, HivexEnv] = {
         verdict="no: vessel physics and trash designed",
         why="The vessel physics, the trash map, the pebble count and respawn are designed here (NOT FOUND); "
         "the reference itself calls OPC's return magnitudes not reproducible. HIVEX's PPO had a curiosity "
-        "reward; ours is pure RL with a border-penalty curriculum that reaches the env's reward half way "
-        "through training (docs/envs/ocean_plastic_collection.md).",
+        "reward; ours is pure RL (no teacher) with two observation options (the nearest vessel's closest "
+        "approach, the border distances), a critic head per -100 term, a border-penalty curriculum that "
+        "reaches the env's reward half way through training and a training hull grown wider "
+        "(docs/envs/ocean_plastic_collection.md).",
+        observation_options=("approach_features", "border_features"),
         stat_map={
             "Environment/Episode Length": "episode_length",
             "OceanPlasticCollector/Global Reward": "global_reward",
@@ -311,7 +317,8 @@ def uncomparable_reasons(
 ) -> tuple[Cell, list[str]]:
     """`(the cell, why a run in this env setting cannot be compared with it)`: an unpublished task or
     level, an agent count other than HIVEX's, static options (stress worlds, file worlds, wake models,
-    message channels, ...) or EnvParams overrides. No reasons: the run plays the published cell's env."""
+    message channels, ...; not the env's `observation_options`) or EnvParams overrides. No reasons: the
+    run plays the published cell's env."""
     cell = hivex_cell_of(env_id, task, level)
     info = HIVEX_ENVS[env_id]
     published = load_published()["envs"][env_id]
@@ -321,7 +328,7 @@ def uncomparable_reasons(
         reasons.append("HIVEX published no such cell")
     if num_agents is not None and int(num_agents) != info.agents:
         reasons.append(f"num_agents={num_agents} (HIVEX: {info.agents})")
-    options = dict(env_options or {})
+    options = {k: v for k, v in (env_options or {}).items() if k not in info.observation_options}
     if world_files:
         options["world_files"] = world_files
     if "stress_worlds" in options:

@@ -418,7 +418,8 @@ def mappo_lines(
     level_head = HIVEX_ENVS[env_id].level_name or "level"
     out = [
         f"**MAPPO beside IPPO, main task** (`configs/{Cell(env_id, 0, None, 'mappo').config}`: "
-        "a centralised critic on the global state, the same actor; held-out worlds 6000–6031).",
+        "the IPPO config with a centralised critic on the global state, the same actor; what else differs: "
+        "the config's header; held-out worlds 6000–6031).",
         "",
         f"| main task, {level_head} | IPPO greedy | MAPPO greedy | IPPO stochastic | MAPPO stochastic "
         "| MAPPO, HIVEX protocol (stochastic) |",

@@ -36,6 +36,12 @@ def test_reasons_by_hand():
         "env_options wake=x",
         "env_params max_steps=10",
     ]
+    # OPC's observation options leave the env (dynamics, reward, worlds) as HIVEX's; another option does not
+    opc_options = {"approach_features": True, "border_features": True}
+    assert uncomparable_reasons("OceanPlasticCollection-v0", 0, None, 3, opc_options)[1] == []
+    assert uncomparable_reasons(DBR, 0, 1, 3, {"approach_features": True})[1] == [
+        "env_options approach_features=True"
+    ]
     # task 7 (Group-up) is our reading of Table 11: HIVEX published no cell for it
     assert uncomparable_reasons(DBR, 7, 1)[1] == ["HIVEX published no such cell"]
     assert uncomparable_reasons(DBR, 0, 11)[1] == ["HIVEX published no such cell"]
