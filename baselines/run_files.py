@@ -64,9 +64,11 @@ def cpu_model(cpuinfo: str | Path = "/proc/cpuinfo") -> str:
         text = Path(cpuinfo).read_text()
     except OSError:
         return "unknown cpu"
-    names = [line.split(":", 1)[1].strip() for line in text.splitlines() if line.startswith("model name")]
-    flags = next((line for line in text.splitlines() if line.startswith("flags")), "")
-    return (names[0] if names else "unknown cpu") + (", avx512" if " avx512f" in flags else "")
+    lines = text.splitlines()
+    names = (line.split(":", 1)[1].strip() for line in lines if line.startswith("model name"))
+    name = next(names, "unknown cpu")
+    flags = next((line for line in lines if line.startswith("flags")), "")
+    return name + (", avx512" if " avx512f" in flags else "")
 
 
 def machine_summary() -> dict[str, str]:
