@@ -1,0 +1,65 @@
+"""The one score that compares a policy with the env's baselines, used wherever a result is reported.
+
+`normalised_score` is the field's convention (Atari's human-normalised score, rliable):
+`(R - R_random) / (R_scripted - R_random)` on the same worlds, 0 = random, 1 = the scripted controller.
+It rises with the agent's return whatever the baselines' signs. Where the scripted controller does not
+beat random by a usable gap there is no scale, and the score is NaN (`None` in JSON), with
+`SCRIPTED_NOT_ABOVE_RANDOM` said instead of a ratio.
+
+`fraction_of_scripted` (`R / R_scripted`) is kept only where it means something: a scripted return that is
+positive by a usable margin. On a negative scripted return it would run backwards (an agent far better than
+scripted scoring near 0), so there it is NaN too.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+#: a gap |R_scripted - R_random| at most this fraction of max(|R_scripted|, |R_random|), or at most
+#: ABSOLUTE_MIN_GAP, is no scale to divide by
+RELATIVE_MIN_GAP = 1e-3
+ABSOLUTE_MIN_GAP = 1e-8
+#: what a report says instead of a normalised score where the scripted controller does not beat random
+SCRIPTED_NOT_ABOVE_RANDOM = "scripted does not beat random here: no normalised score"
+#: what a report says instead of a fraction where the scripted return is not positive
+SCRIPTED_NOT_POSITIVE = "scripted return not positive: no fraction of scripted"
+#: the definition, in the words tables and JSON use
+DEFINITION = (
+    "normalised score = (R - R_random) / (R_scripted - R_random) on the same worlds (0 random, 1 scripted)"
+)
+
+
+def scripted_beats_random(scripted: Any, random: Any) -> np.ndarray:
+    """`bool[...]`: where the scripted return exceeds random's by a usable gap (elementwise)."""
+    scripted, random = np.asarray(scripted, np.float64), np.asarray(random, np.float64)
+    gap = scripted - random
+    scale = np.maximum(np.abs(scripted), np.abs(random))
+    return np.isfinite(gap) & (gap > RELATIVE_MIN_GAP * scale) & (gap > ABSOLUTE_MIN_GAP)
+
+
+def normalised_score(agent: Any, scripted: Any, random: Any) -> np.ndarray:
+    """`(agent - random) / (scripted - random)`, broadcast (e.g. agent `[runs, worlds]`, baselines
+    `[worlds]`); NaN wherever `scripted_beats_random` is False."""
+    agent = np.asarray(agent, np.float64)
+    scripted, random = np.asarray(scripted, np.float64), np.asarray(random, np.float64)
+    ok = scripted_beats_random(scripted, random)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        score = (agent - random) / np.where(ok, scripted - random, 1.0)
+    return np.where(ok, score, np.nan)
+
+
+def fraction_of_scripted(agent: Any, scripted: Any) -> np.ndarray:
+    """`agent / scripted` where the scripted return is positive by a usable margin, else NaN."""
+    agent, scripted = np.asarray(agent, np.float64), np.asarray(scripted, np.float64)
+    ok = np.isfinite(scripted) & (scripted > ABSOLUTE_MIN_GAP)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        fraction = agent / np.where(ok, scripted, 1.0)
+    return np.where(ok, fraction, np.nan)
+
+
+def as_json(value: Any) -> float | None:
+    """A scalar score for JSON: a float, or None where it is NaN (no score)."""
+    value = float(np.asarray(value))
+    return None if not np.isfinite(value) else value
