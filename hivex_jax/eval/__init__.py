@@ -11,6 +11,7 @@ from hivex_jax.eval.rollout import (
     scripted_policy,
     summarize_totals,
 )
+from hivex_jax.eval.score import fraction_of_scripted, normalised_score, scripted_beats_random
 from hivex_jax.eval.stats import iqm, mean_ci95, summarize
 
 __all__ = [
@@ -19,11 +20,14 @@ __all__ = [
     "evaluate",
     "evaluate_params",
     "find_scripted_policy",
+    "fraction_of_scripted",
     "iqm",
     "learning_curve",
     "mean_ci95",
+    "normalised_score",
     "per_world_returns",
     "random_policy",
+    "scripted_beats_random",
     "scripted_policy",
     "summarize",
     "summarize_totals",

@@ -15,24 +15,24 @@ from typing import Any
 
 import numpy as np
 
+from hivex_jax.eval.score import (
+    ABSOLUTE_MIN_GAP,
+    DEFINITION,
+    RELATIVE_MIN_GAP,
+    SCRIPTED_NOT_ABOVE_RANDOM,
+    normalised_score,
+    scripted_beats_random,
+)
+
 #: what every aggregate interval is, in the words tables and JSON use
 INTERVAL = "rliable stratified bootstrap 95% CI"
-#: how scores are normalised (written into every aggregates block): 0 = the worse, 1 = the better of the
-#: scripted and random policies on that world. Scripted is usually the better, making this HIVEX-style
-#: (R - R_random) / (R_scripted - R_random); on worlds where random beats scripted (a scripted controller
-#: written for another task's reward) the two swap, so a score always rises with the return
-NORMALISATION = (
-    "per world: (R - R_worse) / (R_better - R_worse), better/worse of scripted and random on that world "
-    "(usually (R - R_random) / (R_scripted - R_random))"
-)
+#: how scores are normalised (written into every aggregates block): `score.normalised_score` per world,
+#: 0 = random, 1 = scripted; a world where scripted does not beat random has no scale and is left out
+NORMALISATION = f"per world: {DEFINITION}"
 #: the trained policies of an eval JSON that get aggregates (scripted and random normalise to 1 and 0)
 TRAINED_POLICIES = ("greedy", "stochastic")
 #: the aggregate metrics, in table order
 METRICS = ("iqm", "mean", "median", "optimality_gap")
-#: a world whose |R_scripted - R_random| is at most this fraction of max(|R_scripted|, |R_random|)
-#: (or below ABSOLUTE_MIN_GAP) has no usable scale: it is left out of the normalised aggregates
-RELATIVE_MIN_GAP = 1e-3
-ABSOLUTE_MIN_GAP = 1e-8
 #: bootstrap replications: enough for stable 95% percentile bounds on a few seeds (rliable's default is
 #: 50000; raise it for a paper) and seeded so the same results give the same intervals
 DEFAULT_REPS = 2000
@@ -106,23 +106,14 @@ def policy_scores(results: Mapping[str, Any], policy: str) -> np.ndarray:
 
 
 def usable_worlds(scripted: Any, random: Any) -> np.ndarray:
-    """`bool[worlds]`: where the scripted-random gap is large enough to normalise by."""
-    scripted, random = np.asarray(scripted, np.float64), np.asarray(random, np.float64)
-    gap = np.abs(scripted - random)
-    scale = np.maximum(np.abs(scripted), np.abs(random))
-    return (gap > RELATIVE_MIN_GAP * scale) & (gap > ABSOLUTE_MIN_GAP) & np.isfinite(gap)
+    """`bool[worlds]`: where scripted beats random by a usable gap (`score.scripted_beats_random`)."""
+    return scripted_beats_random(scripted, random)
 
 
 def normalise(scores: Any, scripted: Any, random: Any) -> np.ndarray:
-    """`(scores[runs, worlds] - worse[worlds]) / (better - worse)`, better/worse the max/min of scripted and
-    random per world; NaN in worlds not `usable_worlds`."""
-    scores = np.asarray(scores, np.float64)
-    scripted, random = np.asarray(scripted, np.float64), np.asarray(random, np.float64)
-    ok = usable_worlds(scripted, random)
-    better, worse = np.maximum(scripted, random), np.minimum(scripted, random)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        normalised = (scores - worse) / np.where(ok, better - worse, 1.0)
-    return np.where(ok, normalised, np.nan)
+    """`score.normalised_score` of `scores[runs, worlds]` by the baselines' `[worlds]`: NaN in worlds
+    not `usable_worlds`."""
+    return normalised_score(scores, scripted, random)
 
 
 def normalised_columns(
@@ -130,9 +121,9 @@ def normalised_columns(
 ) -> tuple[dict[tuple, np.ndarray], dict[str, Any]]:
     """`({cell + (world,): f64[runs]}, info)` for `policy` of an eval JSON dict: returns normalised per
     world by the scripted and random policies of the same results, or raw returns (`info["normalised"]`
-    False) when either baseline is missing. Worlds whose scripted-random gap is ~0 are left out and
-    listed in `info["excluded_worlds"]`; those where random beats scripted in
-    `info["random_above_scripted_worlds"]`."""
+    False) when either baseline is missing. Worlds where scripted does not beat random by a usable gap
+    have no score: they are left out and listed in `info["excluded_worlds"]`, those of them where random
+    beats scripted also in `info["random_above_scripted_worlds"]`."""
     worlds = [int(w) for w in results["worlds"]]
     scores = policy_scores(results, policy)
     policies = results["policies"]
@@ -140,11 +131,10 @@ def normalised_columns(
     if "scripted" in policies and "random" in policies:
         scripted, random = policy_scores(results, "scripted")[0], policy_scores(results, "random")[0]
         ok = usable_worlds(scripted, random)
-        if ok.any():
-            scores = normalise(scores, scripted, random)
-            excluded = [w for w, usable in zip(worlds, ok, strict=True) if not usable]
-            swapped = [w for w, s, r, u in zip(worlds, scripted, random, ok, strict=True) if u and r > s]
-            info = {"normalised": True, "excluded_worlds": excluded, "random_above_scripted_worlds": swapped}
+        scores = normalise(scores, scripted, random)  # never raw returns beside scores: no world, no column
+        excluded = [w for w, usable in zip(worlds, ok, strict=True) if not usable]
+        swapped = [w for w, s, r in zip(worlds, scripted, random, strict=True) if r > s]
+        info = {"normalised": True, "excluded_worlds": excluded, "random_above_scripted_worlds": swapped}
     columns = {(*cell, w): scores[:, i] for i, w in enumerate(worlds) if w not in info["excluded_worlds"]}
     return columns, info
 
@@ -262,8 +252,9 @@ def _block_header(normalised: bool, reps: int, seed: int) -> dict[str, Any]:
     return {
         "interval": INTERVAL,
         "normalisation": NORMALISATION if normalised else "none (raw returns: no scripted or random policy)",
-        "excluded_when": f"|R_scripted - R_random| <= max({RELATIVE_MIN_GAP:g} * max(|R_scripted|, "
-        f"|R_random|), {ABSOLUTE_MIN_GAP:g}): the world is left out of the normalised aggregates",
+        "excluded_when": f"R_scripted - R_random <= max({RELATIVE_MIN_GAP:g} * max(|R_scripted|, "
+        f"|R_random|), {ABSOLUTE_MIN_GAP:g}) (scripted does not beat random): the world is left out of the "
+        "normalised aggregates",
         "bootstrap_reps": reps,
         "bootstrap_seed": seed,
     }
@@ -305,7 +296,9 @@ def _interval_text(stat: Mapping[str, Any]) -> str:
 def format_eval_aggregates(block: Mapping[str, Any]) -> str:
     """The printed lines of an `aggregates` block: one row per trained policy, then P(improvement)."""
     if not block.get("policies"):
-        return "robust aggregates: none (no trained policy, or no world with a usable scripted-random gap)"
+        if block.get("normalised") and block.get("excluded_worlds"):
+            return f"robust aggregates: none ({SCRIPTED_NOT_ABOVE_RANDOM} on any world)"
+        return "robust aggregates: none (no trained policy)"
     what = "normalised by scripted/random on the same worlds" if block["normalised"] else "raw returns"
     lines = [f"IQM ({block['interval']}, {what}):"]
     metrics = [m for m in METRICS if m in next(iter(block["policies"].values()))]
@@ -316,10 +309,10 @@ def format_eval_aggregates(block: Mapping[str, Any]) -> str:
     for pair, p in block["probability_of_improvement"].items():
         lines.append(f"  P({pair}) = {_interval_text(p)}")
     if block.get("excluded_worlds"):
-        lines.append(f"  worlds left out (scripted ~ random): {block['excluded_worlds']}")
+        lines.append(f"  worlds left out ({SCRIPTED_NOT_ABOVE_RANDOM}): {block['excluded_worlds']}")
     if block.get("random_above_scripted_worlds"):
         swapped = block["random_above_scripted_worlds"]
-        lines.append(f"  worlds where random beats scripted (score 1 = random there): {swapped}")
+        lines.append(f"  of them, worlds where random beats scripted: {swapped}")
     return "\n".join(lines)
 
 
@@ -406,7 +399,8 @@ def sweep_aggregates(
 def format_sweep_aggregates(block: Mapping[str, Any]) -> str:
     """Printed lines of a sweep aggregates block: IQM per group and P(improvement) over the baseline."""
     if not block["groups"]:
-        return "robust aggregates: none (no finished entry with usable scores)"
+        why = f"; {SCRIPTED_NOT_ABOVE_RANDOM} on the worlds left out" if block.get("excluded_worlds") else ""
+        return f"robust aggregates: none (no finished entry with usable scores{why})"
     what = "normalised by scripted/random on the same worlds" if block["normalised"] else "raw returns"
     lines = [f"IQM of {block['policy']} held-out returns ({block['interval']}, {what}):"]
     for label, stats in block["groups"].items():

@@ -19,7 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from hivex_jax.eval.aggregate import group_label, normalise, policy_scores, usable_worlds
+from hivex_jax.eval.aggregate import group_label, policy_scores
+from hivex_jax.eval.score import normalised_score, scripted_beats_random
 
 #: metrics written per episode (world): return, episode length in agent decisions, and the return normalised
 #: by scripted/random (named without "return": marl-eval treats a metric whose name holds a token of
@@ -44,14 +45,15 @@ def algorithm_name(results: Mapping[str, Any], combination: str | None = None) -
 
 
 def _normalised_returns(results: Mapping[str, Any], policy: str) -> np.ndarray | None:
-    """`[seeds, worlds]` returns normalised by scripted/random, or None unless every world is usable."""
+    """`[seeds, worlds]` `score.normalised_score` of the returns, or None unless scripted beats random on
+    every world (a world without a score would leave a hole in marl-eval's per-episode lists)."""
     policies = results["policies"]
     if "scripted" not in policies or "random" not in policies:
         return None
     scripted, random = policy_scores(results, "scripted")[0], policy_scores(results, "random")[0]
-    if not usable_worlds(scripted, random).all():
+    if not scripted_beats_random(scripted, random).all():
         return None
-    return normalise(policy_scores(results, policy), scripted, random)
+    return normalised_score(policy_scores(results, policy), scripted, random)
 
 
 def _step_count(results: Mapping[str, Any]) -> int:
@@ -66,7 +68,8 @@ def to_marl_eval(
 ) -> dict[str, Any]:
     """marl-eval raw-data dict of `(sweep combination or None, eval JSON dict)` entries: `policy`'s
     per-world return and episode length per training seed, and `normalised_score` (per world, by
-    scripted/random) when every entry has both baselines and no world with a ~0 scripted-random gap."""
+    scripted/random, `score.normalised_score`) when every entry has both baselines and scripted beats
+    random on every world."""
     normalised = [_normalised_returns(r, policy) for _, r in entries]
     with_normalised = bool(entries) and all(n is not None for n in normalised)
     out: dict[str, Any] = {}

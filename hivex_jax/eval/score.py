@@ -13,6 +13,7 @@ scripted scoring near 0), so there it is NaN too.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -63,3 +64,48 @@ def as_json(value: Any) -> float | None:
     """A scalar score for JSON: a float, or None where it is NaN (no score)."""
     value = float(np.asarray(value))
     return None if not np.isfinite(value) else value
+
+
+def over_seeds(scores: Any) -> dict[str, Any] | None:
+    """`{"mean", "ci95", "per_seed"}` of per-seed scores `f64[S]` (Student-t 95% CI over seeds), or None
+    where any seed has no score (NaN)."""
+    from hivex_jax.eval.stats import mean_ci95
+
+    values = np.asarray(scores, np.float64).reshape(-1)
+    if values.size == 0 or not np.isfinite(values).all():
+        return None
+    mean, half = mean_ci95(values)
+    return {"mean": float(mean), "ci95": float(half), "per_seed": values.tolist()}
+
+
+def score_fields(
+    means: Mapping[str, float], trained: Sequence[str] = ("greedy", "stochastic")
+) -> dict[str, Any]:
+    """The scores a results JSON carries, from each policy's mean return on the same worlds (`means`:
+    policy -> return, the baselines named "scripted" and "random"): `normalised_score` {policy: float or
+    None} where both baselines ran, with `normalised_score_note` (SCRIPTED_NOT_ABOVE_RANDOM) where scripted
+    does not beat random; `fraction_of_scripted` {policy: float} where the scripted return is positive,
+    else `fraction_of_scripted_note` (SCRIPTED_NOT_POSITIVE); `score_definition` when either is there."""
+    names = [n for n in trained if n in means]
+    out: dict[str, Any] = {}
+    if "scripted" in means and "random" in means:
+        scripted, random = means["scripted"], means["random"]
+        out["normalised_score"] = {n: as_json(normalised_score(means[n], scripted, random)) for n in names}
+        if not scripted_beats_random(scripted, random):
+            out["normalised_score_note"] = SCRIPTED_NOT_ABOVE_RANDOM
+    if "scripted" in means:
+        fractions = {n: as_json(fraction_of_scripted(means[n], means["scripted"])) for n in names}
+        if all(v is not None for v in fractions.values()):
+            out["fraction_of_scripted"] = fractions
+        else:
+            out["fraction_of_scripted_note"] = SCRIPTED_NOT_POSITIVE
+    if out:
+        out["score_definition"] = DEFINITION
+    return out
+
+
+def format_score(value: Any, digits: int = 3, missing: str = "n/a") -> str:
+    """A score for a table: `digits` decimals, or `missing` where there is none (None or NaN)."""
+    if value is None or not np.isfinite(float(value)):
+        return missing
+    return f"{float(value):.{digits}f}"

@@ -8,6 +8,7 @@ import pytest
 from fake_results import fake_results
 
 from hivex_jax.eval import aggregate as ag
+from hivex_jax.eval.score import SCRIPTED_NOT_ABOVE_RANDOM
 from hivex_jax.eval.stats import iqm
 
 pytestmark = pytest.mark.timeout(300)
@@ -20,23 +21,26 @@ def test_normalise_by_hand_and_degenerate_worlds_left_out():
     normalised = ag.normalise(scores, scripted, random)
     np.testing.assert_allclose(normalised[:, :2], [[0.5, 2.0], [1.0, 0.0]])  # (R - Rr) / (Rs - Rr)
     assert np.isnan(normalised[:, 2]).all()
-    # where random beats scripted the references swap: the score still rises with the return
-    np.testing.assert_allclose(ag.normalise([[1.0, 3.0, 5.0]], [1.0] * 3, [3.0] * 3), [[0.0, 1.0, 2.0]])
+    # where random beats scripted there is no scale: no score (the references never swap)
+    assert np.isnan(ag.normalise([[1.0, 3.0, 5.0]], [1.0] * 3, [3.0] * 3)).all()
 
 
 def test_usable_worlds_relative_threshold():
-    # gap 0.5 <= 1e-3 * 1000 -> too small; gap 2 > 1 -> usable; both zero -> unusable
-    ok = ag.usable_worlds([1000.0, 1000.0, 0.0, 1.0], [999.5, 998.0, 0.0, 0.0])
-    assert ok.tolist() == [False, True, False, True]
+    # gap 0.5 <= 1e-3 * 1000 -> too small; gap 2 > 1 -> usable; both zero -> unusable; random 2 above
+    # scripted -> unusable however wide the gap
+    ok = ag.usable_worlds([1000.0, 1000.0, 0.0, 1.0, -264.0], [999.5, 998.0, 0.0, 0.0, -103.0])
+    assert ok.tolist() == [False, True, False, True, False]
 
 
 def test_normalised_columns_excludes_and_reports_worlds():
     r = fake_results({"greedy": [[2.0, 5.0, 7.0, 2.0]] * 2}, [4.0, 3.0, 2.0, 0.0], [0.0, 1.0, 2.0, 4.0])
     columns, info = ag.normalised_columns(r, "greedy", cell=("0", "None"))
-    assert info == {"normalised": True, "excluded_worlds": [6002], "random_above_scripted_worlds": [6003]}
-    assert sorted(columns) == [("0", "None", 6000), ("0", "None", 6001), ("0", "None", 6003)]
+    # 6002: scripted == random; 6003: random beats scripted. Both are left out and listed, never swapped
+    excluded = {"normalised": True, "excluded_worlds": [6002, 6003], "random_above_scripted_worlds": [6003]}
+    assert info == excluded
+    assert sorted(columns) == [("0", "None", 6000), ("0", "None", 6001)]
     np.testing.assert_allclose(columns[("0", "None", 6001)], [2.0, 2.0])
-    np.testing.assert_allclose(columns[("0", "None", 6003)], [0.5, 0.5])
+    np.testing.assert_allclose(columns[("0", "None", 6000)], [0.5, 0.5])
     raw, info = ag.normalised_columns(fake_results({"greedy": [[2.0, 5.0]]}), "greedy")
     assert info["normalised"] is False and raw[(6001,)].tolist() == [5.0]
 
@@ -114,6 +118,28 @@ def test_eval_aggregates_without_baselines_use_raw_returns():
     assert block["normalised"] is False and "raw" in block["normalisation"]
     assert block["policies"]["greedy"]["mean"]["point"] == 2.5
     assert "optimality_gap" not in block["policies"]["greedy"] and block["probability_of_improvement"] == {}
+
+
+def test_eval_aggregates_where_scripted_never_beats_random_say_so():
+    # OPC task 3 on world 6000: scripted -264, random -103; an agent standing still (-0.7) beats both
+    r = fake_results({"greedy": [[-0.7, -0.7]]}, [-264.0, -264.0], [-103.0, -103.0])
+    block = ag.eval_aggregates(r, reps=REPS)
+    assert block["policies"] == {} and block["excluded_worlds"] == [6000, 6001]
+    assert block["random_above_scripted_worlds"] == [6000, 6001]
+    assert (
+        ag.format_eval_aggregates(block)
+        == f"robust aggregates: none ({SCRIPTED_NOT_ABOVE_RANDOM} on any world)"
+    )
+
+
+def test_sweep_leaves_out_a_task_whose_scripted_controller_does_not_beat_random():
+    entries = _task_entries(0.0, "1")
+    upside_down = fake_results({"greedy": [[1.0, 2.0, 3.0], [2.0, 3.0, 4.0]]}, [-5.0] * 3, [0.0] * 3, task=3)
+    block = ag.sweep_aggregates([*entries, ("lr=1,task=3", upside_down)], reps=REPS)
+    assert block["normalised"] and block["groups"]["lr=1"]["num_columns"] == 6  # tasks 0 and 1 only
+    assert block["excluded_worlds"] == {"lr=1,task=3": [6000, 6001, 6002]}
+    assert block["random_above_scripted_worlds"] == {"lr=1,task=3": [6000, 6001, 6002]}
+    assert block["groups"]["lr=1"]["mean"]["point"] == pytest.approx(0.3)  # as without task 3
 
 
 def test_group_label_drops_task_and_level():

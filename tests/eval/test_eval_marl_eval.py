@@ -82,6 +82,12 @@ def test_normalised_score_omitted_unless_every_world_is_usable():
     check_marl_eval_schema(data)  # the metric goes from every entry, so all keep the same metrics
     run = data["WindFarmControl-v0"]["task_1_level_0"]["ippo lr=1e-3"]["seed_0"]
     assert sorted(run["step_0"]) == ["episode_length", "return", "step_count"]
+    above = _sweep()
+    above[1][1]["policies"]["random"]["per_world"][0]["return_mean"] = 12.0  # random beats scripted there
+    assert (
+        "normalised_score"
+        not in to_marl_eval(above)["WindFarmControl-v0"]["task_0_level_0"]["ippo lr=1e-3"]["seed_0"]["step_0"]
+    )
 
 
 def test_stochastic_policy_and_duplicate_names():
