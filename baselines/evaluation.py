@@ -15,7 +15,7 @@ import numpy as np
 
 import hivex_jax
 from baselines import checkpoint
-from baselines.config import PPOConfig, fit_saved_config, from_dict
+from baselines.config import PPOConfig, fit_saved_config, from_dict, read_config_file
 from baselines.eval_policies import (
     BASELINES_EXACT_AS_DATA,
     PolicyMemoryEnv,
@@ -28,6 +28,7 @@ from baselines.eval_policies import (
 from baselines.population import Population, cached, compute_key, get_population, init_and_eval_key
 from baselines.ppo import Train
 from hivex_jax.eval import rollout
+from hivex_jax.eval.score import score_fields
 from hivex_jax.eval.stats import summarize
 
 
@@ -182,12 +183,10 @@ class HeldOutEvaluation:
                         for i, w in enumerate(self.worlds)
                     ],
                 }
-            if "scripted" in out["policies"]:
-                ref = out["policies"]["scripted"]["summary"]["mean"]
-                out["ratio_to_scripted"] = {
-                    n: out["policies"][n]["summary"]["mean"] / ref if ref else float("nan")
-                    for n in ("greedy", "stochastic")
-                }
+            # normalised_score (and fraction_of_scripted where the scripted return is positive) of each
+            # trained policy's mean return, by the baselines' means on the same worlds
+            means = {n: p["summary"]["mean"] for n, p in out["policies"].items()}
+            out.update(score_fields(means, trained=tuple(trained)))
         return out
 
 
@@ -257,10 +256,8 @@ def load_run(
     run_dir: str | Path, overrides: dict[str, Any] | None = None
 ) -> tuple[PPOConfig, Population, Any]:
     """`(config, population, state)` of a saved run's latest checkpoint."""
-    import yaml
-
     run_dir = Path(run_dir)
-    values = yaml.safe_load((run_dir / "config.yaml").read_text())
+    values = read_config_file(run_dir / "config.yaml")  # the bounded reader of every config
     values.update(overrides or {})
     config = fit_saved_config(from_dict(values))
     population = get_population(config)

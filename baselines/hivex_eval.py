@@ -15,6 +15,7 @@ import jax
 from baselines import eval_policies, evaluation
 from hivex_jax.eval import rollout
 from hivex_jax.eval.hivex_protocol import evaluate_hivex_protocol, hivex_test_run
+from hivex_jax.eval.score import score_fields, score_lines
 
 
 def hivex_runs(num_seeds: int, runs: int | None = None) -> int:
@@ -84,10 +85,8 @@ def evaluate_run_hivex(
         "num_seeds": config.num_seeds,
         "updates_done": int(jax.device_get(state.update)[0]),
     }
-    if "scripted" in policies and policies["scripted"]["cell"]:
-        out["ratio_to_scripted"] = {
-            "stochastic": policies["stochastic"]["cell"] / policies["scripted"]["cell"]
-        }
+    # the stochastic cell's normalised score (and fraction of scripted where the scripted cell is positive)
+    out.update(score_fields({n: p["cell"] for n, p in policies.items()}, trained=("stochastic",)))
     return out
 
 
@@ -114,4 +113,7 @@ def format_hivex_results(results: dict[str, Any]) -> str:
         "  (agent ep len: each agent's decisions while active, HIVEX's Environment/Episode Length; "
         "world ep len: decisions until the world's episode ended)"
     )
+    # from the cells, so eval_hivex.json files written before the score was saved read the same
+    cells = {n: p["cell"] for n, p in results["policies"].items()}
+    lines += score_lines(score_fields(cells, trained=("stochastic",)))
     return "\n".join(lines)

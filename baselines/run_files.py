@@ -220,23 +220,32 @@ def _episodes(results: dict[str, Any]) -> str:
 
 def format_results(results: dict[str, Any]) -> str:
     """A small table of held-out returns: mean +- 95% CI over training seeds ("-" for a policy run
-    once, like scripted and random), IQM over (seed, world) runs, and the ratio to scripted."""
-    ratio = results.get("ratio_to_scripted", {})
+    once, like scripted and random), IQM over (seed, world) runs and the normalised score (0 random, 1
+    scripted; `hivex_jax.eval.score`), then each trained policy's score or why there is none. Computed
+    from the policies' mean returns, so eval.json files written before the score was saved read the same."""
+    from hivex_jax.eval.score import format_score, normalised_score, score_fields, score_lines
+
+    policies = results["policies"]
+    means = {n: p["summary"]["mean"] for n, p in policies.items()}
+    both = "scripted" in means and "random" in means
     worlds = results["worlds"]
     lines = [
         f"{len(worlds)} {_worlds_kind(results)} {worlds[0]}..{worlds[-1]}, {_episodes(results)}; "
         "return = per-agent mean:",
-        f"  {'policy':<11s} {'return':>10s} {'+-95% CI':>9s} {'IQM':>10s} {'vs scripted':>12s}",
+        f"  {'policy':<11s} {'return':>10s} {'+-95% CI':>9s} {'IQM':>10s} {'normalised':>11s}",
     ]
     if results.get("distinct_episodes"):
         d = results["distinct_episodes"]
         shown = ", ".join(map(str, d["dropped_seeds"][:4])) + (", ..." if len(d["dropped_seeds"]) > 4 else "")
         lines.insert(1, f"  {len(d['dropped_seeds'])} seed(s) dropped ({shown}): {d['why']}")
-    for name, block in results["policies"].items():
+    for name, block in policies.items():
         s = block["summary"]
-        r = f"{ratio[name]:.3f}" if name in ratio else ("1.000" if name == "scripted" else "")
+        score = normalised_score(s["mean"], means["scripted"], means["random"]) if both else None
         ci = f"{s['ci95']:9.1f}" if s.get("num_seeds", 2) > 1 else f"{'-':>9s}"  # one run: no spread
-        lines.append(f"  {name:<11s} {s['mean']:10.1f} {ci} {s['iqm']:10.1f} {r:>12s}")
+        lines.append(
+            f"  {name:<11s} {s['mean']:10.1f} {ci} {s['iqm']:10.1f} {format_score(score, 3, ''):>11s}"
+        )
+    lines += ["  " + line for line in score_lines(score_fields(means))]
     return "\n".join(lines)
 
 

@@ -19,6 +19,7 @@ from baselines.config import from_dict
 from baselines.population import Population, get_population
 from baselines.ppo import make_train
 from baselines.run_files import cpu_model, format_results
+from hivex_jax.eval import score
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -86,7 +87,9 @@ def test_train_resume_evaluate_and_outputs(tmp_path, capsys):
         "branch_bonus",
     }
     assert "distance" in world["stats"]
-    assert "greedy" in a["ratio_to_scripted"]
+    means = {n: p["summary"]["mean"] for n, p in a["policies"].items()}
+    expected = score.as_json(score.normalised_score(means["greedy"], means["scripted"], means["random"]))
+    assert a["normalised_score"]["greedy"] == expected and "ratio_to_scripted" not in a
     agents = np.asarray(world["return_per_agent"])  # [seeds, agents]: the return is their mean
     assert agents.shape == (4, 3) and np.allclose(agents.mean(-1), world["return_per_seed"], rtol=1e-6)
     scripted = a["policies"]["scripted"]["per_world"][1]
@@ -98,6 +101,7 @@ def test_train_resume_evaluate_and_outputs(tmp_path, capsys):
     assert (straight / "eval_300-301.png").stat().st_size > 0
     assert other["worlds"] == [300, 301] and other["updates_done"] == 6
     assert other["worlds_in_train_pool"] == 0 and other["episode_steps"] is None
+    assert set(other["normalised_score"]) == {"greedy", "stochastic"}  # hivex evaluate's JSON too
     # shorter episodes go to their own file and say so; the full-episode file stays
     assert evaluate_main([str(straight), "--worlds", "300:302", "--steps", "3"]) == 0
     short = json.loads((straight / "eval_300-301__steps3.json").read_text())
