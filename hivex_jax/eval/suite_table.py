@@ -1,19 +1,20 @@
-"""The whole suite's learning results (issues 16 and 32) as one table: every env x {IPPO, MAPPO}, trained
-with its shipped config into `OUT_DIR/<algo>_<env>/` (`scripts/suite_results.py run`) and evaluated on
-held-out worlds 6000-6031. Per cell and policy (greedy, stochastic), one row: the held-out return (mean over
-worlds, then mean +- 95 % CI over seeds, Student t), the fraction of the scripted controller's return on the
-same worlds (per seed: seed mean / scripted mean; then mean and 95 % CI over seeds, Student t), the lowest
-seed's fraction, issue 32's target (`ENVS`) and the cell's extra rule (`EXTRA_RULES`: Drone-Based
-Reforestation every seed >= 0.75, Ocean Plastic Collection at most 0.10 vessel collisions per vessel per
-episode), whether the row meets both ("met"; when not, which part failed), the statistic an extra rule reads
-("notes"), seeds x worlds, env steps per seed and the run's wall time (compile + train + final evaluation,
-from summary.json, which holds no CPU time).
+"""The whole suite's learning results (issues 16 and 32) as one table: every env x {IPPO, MAPPO}, trained with
+its shipped config into `OUT_DIR/<algo>_<env>/` (`scripts/suite_results.py run`) and evaluated on held-out
+worlds 6000-6031. Per cell and policy (greedy, stochastic), one row: the held-out return (mean over worlds,
+then mean +- 95 % CI over seeds, Student t), the fraction of the scripted controller's return on the same
+worlds (per seed: seed mean / scripted mean; then mean and 95 % CI over seeds, Student t;
+`score.fraction_of_scripted`, so "—" where the scripted return is not positive), the lowest seed's fraction,
+where the record holds random's return the normalised score (`score.normalised_score` of each seed's mean by
+the scripted and random means; mean and 95 % CI over seeds), issue 32's target (`ENVS`) and the cell's extra
+rule (`EXTRA_RULES`: Drone-Based Reforestation every seed >= 0.75, Ocean Plastic Collection at most 0.10
+vessel collisions per vessel per episode), whether the row meets both ("met"; when not, which part failed),
+the statistic an extra rule reads ("notes"), seeds x worlds, env steps per seed and the run's wall time
+(compile + train + final evaluation, from summary.json, which holds no CPU time).
 
 Run folders are machine-local (`runs/` is git-ignored), so the table renders from each cell's committed
 record, `RECORDS_DIR/<algo>_<env>.json` (`cell_record`: what the table shows of the cell, its per-seed means,
-and where, when and with what it was measured; `result_records`), written as each cell finishes or
-imported from run folders (`record_folders`). `write_between_markers` refuses to drop a cell the page's
-table shows.
+and where, when and with what it was measured; `result_records`), written as each cell finishes or imported
+from run folders (`record_folders`). `write_between_markers` refuses to drop a cell the page's table shows.
 """
 
 from __future__ import annotations
@@ -32,6 +33,14 @@ from hivex_jax.eval.result_records import (
     read_record,
     vanished,
     write_record,
+)
+from hivex_jax.eval.score import (
+    SCRIPTED_NOT_POSITIVE,
+    format_score,
+    fraction_of_scripted,
+    normalised_score,
+    over_seeds,
+    scripted_beats_random,
 )
 from hivex_jax.eval.stats import mean_ci95
 
@@ -66,7 +75,9 @@ class ExtraRule:
 
     def value(self, row: dict[str, Any]) -> float | None:
         """The value the rule reads from a table row; None when the record does not hold it."""
-        return row["lowest_seed"] if self.stat is None else row["stats"].get(self.stat)
+        if self.stat is None:  # no fraction where the scripted return is not positive
+            return row["lowest_seed"] if np.isfinite(row["lowest_seed"]) else None
+        return row["stats"].get(self.stat)
 
     def holds(self, value: float) -> bool:
         """Whether `value` meets the rule."""
@@ -118,7 +129,8 @@ def cell_record(algo: str, env: str, run_dir: Path) -> dict[str, Any] | None:
     but the policies) and per policy what the table renders: greedy and stochastic the mean return of each
     seed over the worlds (`seed_means`) and of each entry of the worlds' `stats` (`stats_seed_means`:
     {name: [per seed]}, e.g. Ocean Plastic Collection's `vessel_collisions`, collisions per vessel per
-    episode), scripted the mean over the worlds (`world_mean`), each with its world count and summary."""
+    episode), scripted and random the mean over the worlds (`world_mean`), each with its world count and
+    summary."""
     held_path, summary_path = run_dir / "eval.json", run_dir / "summary.json"
     results, summary = read_json(held_path), read_json(summary_path)
     if results is None:
@@ -139,8 +151,10 @@ def cell_record(algo: str, env: str, run_dir: Path) -> dict[str, Any] | None:
             },
             "num_worlds": int(per_seed_world.shape[1]),
         }
-    scripted = [w["return_mean"] for w in policies["scripted"]["per_world"]]
-    held["policies"]["scripted"] = {"world_mean": float(np.mean(scripted)), "num_worlds": len(scripted)}
+    for baseline in ("scripted", "random"):  # random: the normalised score's zero (records since it is kept)
+        if baseline in policies:
+            returns = [w["return_mean"] for w in policies[baseline]["per_world"]]
+            held["policies"][baseline] = {"world_mean": float(np.mean(returns)), "num_worlds": len(returns)}
     for policy, entry in held["policies"].items():
         if policies[policy].get("summary"):
             entry["summary"] = policies[policy]["summary"]
@@ -209,12 +223,15 @@ def record_rows(record: dict[str, Any], target: float, rule: ExtraRule | None = 
     lacks the statistic the rule reads) and, when not, which part failed (`failed`)."""
     held, summary = record["held_out"], record.get("summary", {})
     scripted = float(held["policies"]["scripted"]["world_mean"])
+    random = held["policies"].get("random", {}).get("world_mean")  # records before random was kept: none
     wall = sum(float(summary.get(k) or 0.0) for k in ("compile_s", "train_s", "eval_s"))
     rows = []
     for policy in ("greedy", "stochastic"):
         seed_means = np.asarray(held["policies"][policy]["seed_means"], np.float64)
         ret, ret_ci = mean_ci95(seed_means)
-        frac, frac_ci = mean_ci95(seed_means / scripted)
+        fractions = fraction_of_scripted(seed_means, scripted)  # NaN unless the scripted return is positive
+        frac, frac_ci = mean_ci95(fractions) if np.isfinite(fractions).all() else (np.nan, np.nan)
+        normalised = None if random is None else over_seeds(normalised_score(seed_means, scripted, random))
         # records made before stats_seed_means was kept: no statistic, so a rule reading one is unknown
         stats = held["policies"][policy].get("stats_seed_means", {})
         row = {
@@ -226,7 +243,11 @@ def record_rows(record: dict[str, Any], target: float, rule: ExtraRule | None = 
             "scripted": scripted,
             "fraction": float(frac),
             "fraction_ci95": float(frac_ci),
-            "lowest_seed": float(np.min(seed_means / scripted)),
+            "lowest_seed": float(np.min(fractions)),
+            "random": random,
+            # mean and Student-t CI over seeds of each seed's normalised score; None without random's
+            # return or where scripted does not beat random
+            "normalised": normalised,
             "stats": {name: float(np.mean(per_seed)) for name, per_seed in stats.items()},
             "target": target,
             "num_seeds": int(len(seed_means)),
@@ -245,7 +266,10 @@ def verdict(row: dict[str, Any], target: float, rule: ExtraRule | None) -> dict[
     recorded and the target is met) and `failed`, the parts that did not hold ("mean 0.949": 3 decimals, as
     a mean just under its target reads as the target at 2; "lowest seed 0.71"; "collided ?"); plus the
     rule's value (`rule_value`, None without a rule or value)."""
-    failed = [] if row["fraction"] >= target else [f"mean {row['fraction']:.3f}"]
+    if not np.isfinite(row["fraction"]):
+        failed = [SCRIPTED_NOT_POSITIVE]
+    else:
+        failed = [] if row["fraction"] >= target else [f"mean {row['fraction']:.3f}"]
     value = rule.value(row) if rule else None
     unknown = rule is not None and value is None
     if unknown:
@@ -266,10 +290,13 @@ def met_text(row: dict[str, Any]) -> str:
 def table(records: dict[tuple[str, str], dict[str, Any]]) -> str:
     """The Markdown table of the cells' records (`{(algo, env): record}`): per cell a greedy and a
     stochastic row (columns: the module docstring's), then the cells not run yet."""
+    # the normalised score's column where a record holds random's return (records since it is kept)
+    normalised = any("random" in r["held_out"]["policies"] for r in records.values())
     lines = [
         "| env | algo | policy | held-out return | scripted | fraction of scripted (95 % CI) | lowest seed "
-        "| target | met | notes | seeds x worlds | env steps per seed | wall s (run) |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        + ("| normalised score (95 % CI) " if normalised else "")
+        + "| target | met | notes | seeds x worlds | env steps per seed | wall s (run) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|" + ("---|" if normalised else ""),
     ]
     missing = []
     for env, (_stem, target) in ENVS.items():
@@ -286,8 +313,10 @@ def table(records: dict[tuple[str, str], dict[str, Any]]) -> str:
                     notes = f"{rule.label} {'?' if value is None else f'{value:.2f}'}"
                 lines.append(
                     f"| {r['env_id']} | {r['algo'].upper()} | {r['policy']} | {r['return']:.1f} ± "
-                    f"{r['return_ci95']:.1f} | {r['scripted']:.1f} | "
-                    f"{r['fraction']:.2f} ± {r['fraction_ci95']:.2f} | {r['lowest_seed']:.2f} | {wanted} | "
+                    f"{r['return_ci95']:.1f} | {r['scripted']:.1f} | {_fraction_text(r)} | "
+                    f"{format_score(r['lowest_seed'], 2, '—')} | "
+                    + (f"{_normalised_text(r)} | " if normalised else "")
+                    + f"{wanted} | "
                     f"{met_text(r)} | {notes} | {r['num_seeds']} x {r['num_worlds']} | "
                     f"{r['env_steps_per_seed']:,} | {r['wall_s']:.0f} ({r['backend']}, "
                     f"jax {r['jax_version']}) |"
@@ -296,6 +325,23 @@ def table(records: dict[tuple[str, str], dict[str, Any]]) -> str:
         lines.append("")
         lines.append("Not run yet: " + ", ".join(missing) + ".")
     return "\n".join(lines)
+
+
+def _fraction_text(row: dict[str, Any]) -> str:
+    """A row's fraction of scripted "mean ± CI", or "—" where the scripted return is not positive."""
+    if not np.isfinite(row["fraction"]):
+        return "—"
+    return f"{row['fraction']:.2f} ± {row['fraction_ci95']:.2f}"
+
+
+def _normalised_text(row: dict[str, Any]) -> str:
+    """A row's normalised score "mean ± CI"; "—" where the record has no random return, or where the
+    scripted controller does not beat random (said so)."""
+    if row["normalised"] is not None:
+        return f"{row['normalised']['mean']:.2f} ± {row['normalised']['ci95']:.2f}"
+    if row["random"] is not None and not scripted_beats_random(row["scripted"], row["random"]):
+        return "— (scripted does not beat random)"
+    return "—"
 
 
 def measured_cells(text: str) -> list[str]:

@@ -74,6 +74,34 @@ def test_fraction_of_scripted_is_per_seed_mean_over_scripted_mean(suite, tmp_pat
     assert greedy["wall_s"] == pytest.approx(13.0)
 
 
+def test_normalised_score_where_the_record_holds_randoms_return(suite, tmp_path):
+    # seed means 10, 20, 30; scripted 20, random 0 -> normalised 0.5, 1, 1.5 (as the fraction here)
+    run = _cell(tmp_path, "ippo_wfc", greedy=[[5.0, 15.0, 25.0], [15.0, 25.0, 35.0]], scripted=[10.0, 30.0])
+    results = json.loads((run / "eval.json").read_text())
+    results["policies"]["random"] = {"per_world": [{"return_mean": -5.0}, {"return_mean": 5.0}]}
+    (run / "eval.json").write_text(json.dumps(results))
+    record = suite.cell_record("ippo", "wfc", run)
+    assert record["held_out"]["policies"]["random"] == {"world_mean": 0.0, "num_worlds": 2}
+    greedy, _ = suite.record_rows(record, target=0.92)
+    assert greedy["normalised"]["per_seed"] == pytest.approx([0.5, 1.0, 1.5])
+    assert greedy["normalised"]["ci95"] == pytest.approx(4.303 * 0.5 / 3**0.5, rel=1e-3)
+    assert _rows(suite, "wfc", record)["greedy"]["normalised score (95 % CI)"] == "1.00 ± 1.24"
+    # a record without random's return: no column (the committed records predate it)
+    assert "normalised" not in suite.table({("ippo", "wfc"): _record("wfc", [1.0], [1.0], 2.0)})
+
+
+def test_a_negative_scripted_return_gives_no_fraction_and_no_normalised_score(suite):
+    # OPC task 3's baselines on world 6000: scripted -264, random -107
+    record = _record("opc", [-0.7, -0.6], [-50.0, -40.0], -264.0)
+    record["held_out"]["policies"]["random"] = {"world_mean": -107.0, "num_worlds": 2}
+    greedy, _ = suite.record_rows(record, 0.6, suite.EXTRA_RULES["dbr"])
+    assert np.isnan(greedy["fraction"]) and greedy["normalised"] is None and greedy["met"] is False
+    rows = _rows(suite, "opc", record)
+    assert rows["greedy"]["fraction of scripted (95 % CI)"] == "—" and rows["greedy"]["lowest seed"] == "—"
+    assert rows["greedy"]["normalised score (95 % CI)"] == "— (scripted does not beat random)"
+    assert rows["greedy"]["met"].startswith("no (scripted return not positive")
+
+
 def test_table_marks_targets_and_missing_cells(suite, tmp_path):
     _cell(tmp_path, "ippo_wfc", greedy=[[18.0, 19.0, 20.0]], scripted=[20.0])  # fraction 0.95 >= 0.92
     text = suite.table(suite.load_run_folders(tmp_path))
