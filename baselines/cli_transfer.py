@@ -60,7 +60,7 @@ def transfer_main(argv: list[str]) -> int:
         description="Evaluate every trained run (a sweep folder's runs, or run folders) zero-shot\n"
         "on every setting of an evaluation grid (env options and EnvParams fields: num_agents,\n"
         "level, task, ...); writes transfer.json, transfer.md and a heatmap transfer.png\n"
-        "(fraction of the scripted return, 95% CI over seeds). Resumes: cells already in\n"
+        "(normalised score, 0 random, 1 scripted; 95% CI over seeds). Resumes: cells already in\n"
         "transfer.json are skipped.",
         epilog="examples:\n  hivex transfer runs/sweep --eval-grid level=1..10\n"
         "  hivex transfer runs/a runs/b --eval-grid num_agents=1,2,4,8 --out runs/agents_transfer",

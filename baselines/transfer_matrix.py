@@ -21,8 +21,8 @@ import numpy as np
 
 from baselines.config import PPOConfig
 from baselines.transfer import ENV_FIELDS, env_setting
-from hivex_jax.eval import rollout
-from hivex_jax.eval.stats import mean_ci95, summarize
+from hivex_jax.eval import rollout, score
+from hivex_jax.eval.stats import summarize
 
 #: config keys that do not change what the trained actor computes from an observation: runs that differ
 #: only in these (and in their training env) share one evaluation program
@@ -158,41 +158,52 @@ def settings_per_program(rows: int, worlds: int) -> int:
 
 
 def cell(per_seed_world: np.ndarray, reference: dict[str, float], evaluated: PPOConfig, agents: int) -> dict:
-    """One matrix cell: greedy return summary `[S, W]`, the baselines' returns and the fraction of the
-    scripted return per seed (mean, Student-t 95% CI over seeds; None without a positive scripted return)."""
+    """One matrix cell: greedy return summary `[S, W]`, the baselines' returns, and per seed (mean,
+    Student-t 95% CI over seeds) the normalised score (None where scripted does not beat random) and the
+    fraction of the scripted return (None without a positive scripted return), both `hivex_jax.eval.score`'s
+    of each seed's mean return by the baselines' means on the same worlds."""
     per_seed = per_seed_world.mean(1)
-    scripted = reference.get("scripted")
-    fraction = None
-    if scripted is not None and scripted > 0:  # a ratio to a zero or negative return reads nothing
-        ratios = per_seed / scripted
-        mean, half = mean_ci95(ratios)
-        fraction = {"mean": float(mean), "ci95": float(half), "per_seed": ratios.tolist()}
+    scripted, random = reference.get("scripted"), reference["random"]
+    normalised = fraction = None
+    if scripted is not None:
+        normalised = score.over_seeds(score.normalised_score(per_seed, scripted, random))
+        fraction = score.over_seeds(score.fraction_of_scripted(per_seed, scripted))
     return {
         "eval_setting": env_setting(evaluated),
         "num_agents": int(agents),
         "greedy": summarize(per_seed_world),
         "return_per_seed": per_seed.tolist(),
         "scripted": scripted,
-        "random": reference["random"],
+        "random": random,
+        "normalised_score": normalised,
         "fraction_of_scripted": fraction,
     }
 
 
 # -------------------------------------------------------------------------------------- report
+#: what a cell shows, the key of its block and the table's title
+SHOWN = {
+    "normalised": ("normalised_score", f"Normalised score: {score.DEFINITION}"),
+    "fraction": ("fraction_of_scripted", "Fraction of the scripted return (where it is positive)"),
+    "return": ("greedy", "Greedy return"),
+}
+
+
 def _text(c: dict | None, what: str) -> str:
-    """A cell as Markdown text: fraction of scripted (or greedy return) with its 95% CI."""
+    """A cell as Markdown text: normalised score, fraction of scripted or greedy return with its 95% CI;
+    "n/a" where there is none (matrices written before the normalised score have none)."""
     if c is None:
         return ""
-    block = c["fraction_of_scripted"] if what == "fraction" else c["greedy"]
+    block = c.get(SHOWN[what][0])
     if block is None:
         return "n/a"
-    digits = ".2f" if what == "fraction" else ".1f"
+    digits = ".1f" if what == "return" else ".2f"
     ci = f" ± {block['ci95']:{digits}}" if len(c["return_per_seed"]) > 1 else ""
     return f"{block['mean']:{digits}}{ci}"
 
 
 def markdown(matrix: dict) -> str:
-    """transfer.md: the fraction-of-scripted table and the greedy-return table (runs x settings)."""
+    """transfer.md: the normalised-score, fraction-of-scripted and greedy-return tables (runs x settings)."""
     settings, runs = list(matrix["eval_settings"]), list(matrix["runs"])
     worlds = matrix["worlds"]
     lines = [
@@ -202,12 +213,16 @@ def markdown(matrix: dict) -> str:
         f"{matrix['eval_seed']}. Rows: trained runs; columns: evaluation settings. ± = Student-t 95% CI "
         "over training seeds.",
     ]
-    for what, title in (("fraction", "Fraction of the scripted return"), ("return", "Greedy return")):
+    for what, (_, title) in SHOWN.items():
         lines += ["", f"## {title}", "", "| run | " + " | ".join(settings) + " |"]
         lines.append("|---|" + "---|" * len(settings))
         for r in runs:
             row = [_text(matrix["cells"].get(r, {}).get(s), what) for s in settings]
             lines.append(f"| {r} | " + " | ".join(row) + " |")
+        if what == "normalised":
+            lines += ["", f"n/a: {score.SCRIPTED_NOT_ABOVE_RANDOM} (or no scripted controller)."]
+        if what == "fraction":
+            lines += ["", f"n/a: {score.SCRIPTED_NOT_POSITIVE} (or no scripted controller)."]
         if what == "return":
             for name in ("scripted", "random"):
                 row = [_reference(matrix, s, name) for s in settings]
@@ -226,29 +241,30 @@ def _reference(matrix: dict, setting: str, name: str) -> str:
 
 
 def heatmap(path: Any, matrix: dict) -> Any:
-    """transfer.png: fraction of scripted per cell (colour) with mean ± CI written in it; the greedy
-    return where no cell has a fraction (no scripted controller, or a non-positive scripted return)."""
+    """transfer.png: the normalised score per cell (colour) with mean ± CI written in it; the greedy
+    return where no cell has one (no scripted controller, or one that does not beat random)."""
     from hivex_jax.eval.plots import pyplot, save_figure
 
     plt = pyplot()
     settings, runs = list(matrix["eval_settings"]), list(matrix["runs"])
     cells = [[matrix["cells"].get(r, {}).get(s) for s in settings] for r in runs]
-    any_fraction = any(c and c["fraction_of_scripted"] for row in cells for c in row)
-    what = "fraction" if any_fraction else "return"
+    any_score = any(c and c.get("normalised_score") for row in cells for c in row)
+    what = "normalised" if any_score else "return"
 
     def value(c: dict | None) -> float:
-        if c is None:
-            return np.nan
-        block = c["fraction_of_scripted"] if what == "fraction" else c["greedy"]
+        block = None if c is None else c.get(SHOWN[what][0])
         return np.nan if block is None else block["mean"]
 
     grid = np.array([[value(c) for c in row] for row in cells], np.float64)
     fig, ax = plt.subplots(figsize=(max(5.0, 2.8 + 1.1 * len(settings)), max(3.0, 1.8 + 0.6 * len(runs))))
-    # fractions on a fixed 0..1 (or more) scale: autoscaled colours made 0.89 and 0.91 opposite extremes
-    top = np.nanmax(grid) if np.isfinite(grid).any() else 1.0
-    scale = {"vmin": 0.0, "vmax": max(1.0, float(top))} if what == "fraction" else {}
+    # scores on a fixed 0 (random) .. 1 (scripted) scale, widened to hold every cell: autoscaled colours
+    # made 0.89 and 0.91 opposite extremes
+    finite = grid[np.isfinite(grid)]
+    bottom, top = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
+    scale = {"vmin": min(0.0, bottom), "vmax": max(1.0, top)} if what == "normalised" else {}
     image = ax.imshow(np.ma.masked_invalid(grid), cmap="viridis", aspect="auto", **scale)
-    fig.colorbar(image, ax=ax, label="fraction of scripted return" if what == "fraction" else "greedy return")
+    label = "normalised score (0 random, 1 scripted)" if what == "normalised" else "greedy return"
+    fig.colorbar(image, ax=ax, label=label)
     for i, row in enumerate(cells):
         for j, c in enumerate(row):
             bright = not np.isfinite(grid[i, j]) or image.norm(grid[i, j]) > 0.6  # viridis turns yellow

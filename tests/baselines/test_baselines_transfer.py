@@ -110,6 +110,8 @@ def test_evaluate_in_another_agent_count_and_the_transfer_matrix(tmp_path, capsy
             fraction = np.asarray(c["return_per_seed"]) / c["scripted"]
             np.testing.assert_allclose(c["fraction_of_scripted"]["per_seed"], fraction, rtol=1e-6)
             assert c["fraction_of_scripted"]["mean"] == pytest.approx(fraction.mean())
+            normalised = (np.asarray(c["return_per_seed"]) - c["random"]) / (c["scripted"] - c["random"])
+            np.testing.assert_allclose(c["normalised_score"]["per_seed"], normalised, rtol=1e-6)
     # the matrix cell is the greedy result `hivex evaluate` found on the same worlds and key
     greedy = np.mean([w["return_per_seed"] for w in results["policies"]["greedy"]["per_world"]], axis=0)
     np.testing.assert_allclose(matrix["cells"]["a"]["num_agents=5"]["return_per_seed"], greedy, rtol=1e-5)

@@ -213,3 +213,27 @@ def test_the_evaluation_json_carries_the_normalised_score(scripted, random, norm
     assert ("0.500" in text.splitlines()[2]) == (normalised["greedy"] is not None)
     no_baselines = evaluation.full(None, baselines=False, trained=trained)
     assert "normalised_score" not in no_baselines and "fraction_of_scripted" not in no_baselines
+
+
+def test_transfer_cells_and_tables_carry_the_normalised_score():
+    from baselines import transfer_matrix as tm
+    from baselines.config import load_config
+
+    config = load_config(None, [])
+    per_seed_world = np.array([[-0.7, -0.6], [-50.0, -40.0]])  # 2 seeds x 2 worlds: seed means -0.65, -45
+    ordered = tm.cell(per_seed_world, {"scripted": 10.0, "random": -90.0}, config, 3)
+    assert ordered["normalised_score"]["per_seed"] == pytest.approx([0.8935, 0.45])  # (R + 90) / 100
+    assert ordered["fraction_of_scripted"]["per_seed"] == pytest.approx([-0.065, -4.5])
+    upside_down = tm.cell(per_seed_world, {"scripted": -264.0, "random": -107.0}, config, 3)
+    assert upside_down["normalised_score"] is None and upside_down["fraction_of_scripted"] is None
+    matrix = {
+        "env_id": "WindFarmControl-v0",
+        "worlds": [6000, 6001],
+        "eval_seed": 0,
+        "eval_settings": {"task=0": {}, "task=3": {}},
+        "runs": {"a": {}},
+        "cells": {"a": {"task=0": ordered, "task=3": upside_down}},
+    }
+    lines = tm.markdown(matrix).splitlines()
+    assert lines[6:9] == ["| run | task=0 | task=3 |", "|---|---|---|", "| a | 0.67 ± 2.82 | n/a |"]
+    assert f"n/a: {score.SCRIPTED_NOT_ABOVE_RANDOM} (or no scripted controller)." in lines
