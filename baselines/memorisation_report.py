@@ -9,8 +9,9 @@ from typing import Any
 
 STATISTIC = (
     "mean and Student-t 95% CI over training seeds of per-seed values (each seed's mean over worlds; "
-    "fraction of scripted = that mean / the scripted mean on the same worlds; gap = train - held-out "
-    "per seed)"
+    "normalised score = (that mean - the random mean) / (the scripted mean - the random mean) on the same "
+    "worlds; fraction of scripted = that mean / the scripted mean, only where it is positive; gap = train - "
+    "held-out per seed)"
 )
 
 
@@ -27,27 +28,35 @@ def seed_stats(per_seed: Any) -> dict[str, Any]:
 
 def side(per_seed_world: Any, scripted: list[float], random: list[float]) -> dict[str, Any]:
     """One side (train or held-out) of a pool: greedy returns `[S, W]` and the baselines' `[W]` on the
-    same worlds -> per-seed means, fraction of scripted (each seed's mean / the scripted mean)."""
+    same worlds -> per-seed means, their normalised score and fraction of scripted (`hivex_jax.eval.score`,
+    of each seed's mean by the baselines' means; None where scripted does not beat random, or for the
+    fraction where the scripted mean is not positive)."""
     import numpy as np
+
+    from hivex_jax.eval import score
 
     x = np.asarray(per_seed_world, np.float64)
     scripted_mean = float(np.mean(scripted)) if scripted else None
+    random_mean = float(np.mean(random))
     per_seed = x.mean(axis=1)
-    fraction = None
-    if scripted_mean is not None and scripted_mean > 0:  # a ratio to a return <= 0 reads nothing
-        fraction = seed_stats(per_seed / scripted_mean)
+    normalised = fraction = None
+    if scripted_mean is not None:
+        normalised = score.over_seeds(score.normalised_score(per_seed, scripted_mean, random_mean))
+        fraction = score.over_seeds(score.fraction_of_scripted(per_seed, scripted_mean))
     return {
         "num_worlds": int(x.shape[1]),
         "return": seed_stats(per_seed),
         "return_per_seed_world": x.tolist(),
         "scripted": scripted_mean,
-        "random": float(np.mean(random)),
+        "random": random_mean,
+        "normalised_score": normalised,
         "fraction_of_scripted": fraction,
     }
 
 
 def gap(train: dict[str, Any], heldout: dict[str, Any]) -> dict[str, Any]:
-    """Train minus held-out, paired by seed: return and (when both exist) fraction of scripted."""
+    """Train minus held-out, paired by seed: return and (when both sides have them) normalised score and
+    fraction of scripted."""
     import numpy as np
 
     out = {
@@ -55,12 +64,9 @@ def gap(train: dict[str, Any], heldout: dict[str, Any]) -> dict[str, Any]:
             np.subtract(train["return"]["per_seed"], heldout["return"]["per_seed"]),
         )
     }
-    if train["fraction_of_scripted"] and heldout["fraction_of_scripted"]:
-        out["fraction_of_scripted"] = seed_stats(
-            np.subtract(
-                train["fraction_of_scripted"]["per_seed"], heldout["fraction_of_scripted"]["per_seed"]
-            )
-        )
+    for key in ("normalised_score", "fraction_of_scripted"):
+        if train.get(key) and heldout.get(key):  # probe.json cells from before the normalised score: none
+            out[key] = seed_stats(np.subtract(train[key]["per_seed"], heldout[key]["per_seed"]))
     return out
 
 
@@ -77,16 +83,18 @@ def markdown(record: dict[str, Any]) -> str:
         f"{record['total_env_steps']:,} env steps per seed; held-out worlds {record['heldout_worlds']})",
         "",
         "| train pool | train worlds scored | return: train | return: held-out | gap | "
-        "fraction of scripted: train | held-out | gap |",
-        "|---|---|---|---|---|---|---|---|",
+        "normalised score: train | held-out | gap | fraction of scripted: train | held-out | gap |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for c in cells:
+        scores = [
+            _ci(c[side_name].get(key), 3)
+            for key in ("normalised_score", "fraction_of_scripted")
+            for side_name in ("train", "heldout", "gap")
+        ]
         lines.append(
             f"| {c['pool_size']:,} | {c['train_eval_worlds']} | {_ci(c['train']['return'], 1)} | "
-            f"{_ci(c['heldout']['return'], 1)} | {_ci(c['gap']['return'], 1)} | "
-            f"{_ci(c['train']['fraction_of_scripted'], 3)} | "
-            f"{_ci(c['heldout']['fraction_of_scripted'], 3)} | "
-            f"{_ci(c['gap'].get('fraction_of_scripted'), 3)} |"
+            f"{_ci(c['heldout']['return'], 1)} | {_ci(c['gap']['return'], 1)} | " + " | ".join(scores) + " |"
         )
     if cells:
         h = cells[0]["heldout"]
@@ -99,7 +107,8 @@ def markdown(record: dict[str, Any]) -> str:
 
 
 def plot(path: Path, record: dict[str, Any]) -> Path:
-    """Return and fraction of scripted vs pool size (log x): train and held-out, 95% CI bands."""
+    """Return and normalised score (else fraction of scripted, where every cell has one) vs pool size
+    (log x): train and held-out, 95% CI bands."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -108,13 +117,15 @@ def plot(path: Path, record: dict[str, Any]) -> Path:
 
     cells = sorted(record["cells"].values(), key=lambda c: c["pool_size"])
     pools = np.array([c["pool_size"] for c in cells], float)
-    with_fraction = bool(cells) and all(c["heldout"]["fraction_of_scripted"] for c in cells)
-    fig, axes = plt.subplots(
-        1, 2 if with_fraction else 1, figsize=(10 if with_fraction else 5.5, 4), squeeze=False
-    )
     panels = [("return", "greedy return (mean over agents and worlds)")]
-    if with_fraction:
-        panels.append(("fraction_of_scripted", "fraction of the scripted return"))
+    for key, label in (
+        ("normalised_score", "normalised score (0 random, 1 scripted)"),
+        ("fraction_of_scripted", "fraction of the scripted return"),
+    ):
+        if cells and all(c[side_name].get(key) for c in cells for side_name in ("train", "heldout")):
+            panels.append((key, label))
+            break
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 4), squeeze=False)
     for ax, (key, label) in zip(axes[0], panels, strict=True):
         for name, color in (("train", "tab:blue"), ("heldout", "tab:orange")):
             mean = np.array([c[name][key]["mean"] for c in cells])
@@ -127,7 +138,7 @@ def plot(path: Path, record: dict[str, Any]) -> Path:
             if h["scripted"] is not None:
                 ax.axhline(h["scripted"], color="k", ls="--", lw=1, label="scripted (held-out)")
             ax.axhline(h["random"], color="grey", ls=":", lw=1, label="random (held-out)")
-        if key == "fraction_of_scripted":
+        if key != "return":  # 1 = scripted on both scales
             ax.axhline(1.0, color="k", ls="--", lw=1)
         ax.set_xscale("log")
         ax.set_xlabel("training worlds (pool size)")

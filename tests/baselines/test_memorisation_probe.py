@@ -23,11 +23,36 @@ def test_side_and_gap_are_per_seed_statistics():
     assert side["return"]["per_seed"] == [5.0, 9.0] and side["return"]["mean"] == 7.0
     assert side["return"]["ci95"] == pytest.approx(12.706 * 2.0, rel=1e-3)  # t(1) * sd 2.83 / sqrt(2)
     assert side["fraction_of_scripted"]["per_seed"] == [0.5, 0.9] and side["random"] == 2.0
+    assert side["normalised_score"]["per_seed"] == pytest.approx([3 / 8, 7 / 8])  # (R - 2) / (10 - 2)
     other = report.side([[3.0, 3.0], [5.0, 5.0]], [10.0, 10.0], [2.0, 2.0])
     gap = report.gap(side, other)
     assert gap["return"]["per_seed"] == [2.0, 4.0]  # paired by seed, not a difference of means' CIs
     assert gap["fraction_of_scripted"]["per_seed"] == pytest.approx([0.2, 0.4])
-    assert report.side([[1.0]], [-2.0], [0.0])["fraction_of_scripted"] is None  # no ratio to a return <= 0
+    assert gap["normalised_score"]["per_seed"] == pytest.approx([0.25, 0.5])
+    upside_down = report.side([[1.0]], [-2.0], [0.0])  # scripted below random and below zero
+    assert upside_down["fraction_of_scripted"] is None and upside_down["normalised_score"] is None
+    assert "normalised_score" not in report.gap(upside_down, upside_down)
+    negative = report.side([[-1.0]], [-2.0], [-10.0])  # scripted negative but above random
+    assert negative["normalised_score"]["per_seed"] == [1.125] and negative["fraction_of_scripted"] is None
+
+
+def test_probe_table_and_figure_show_the_normalised_score(tmp_path):
+    train = report.side([[9.0, 9.0], [7.0, 7.0]], [10.0, 10.0], [2.0, 2.0])
+    heldout = report.side([[4.0, 6.0], [8.0, 10.0]], [10.0, 10.0], [1.0, 3.0])
+    cell = {"pool_size": 10, "train_eval_worlds": "100:102", "train": train, "heldout": heldout}
+    record = {
+        "env_id": ENV_ID,
+        "algo": "ippo",
+        "num_seeds": 2,
+        "total_env_steps": 64,
+        "heldout_worlds": "200:202",
+    }
+    record.update(statistic=report.STATISTIC, cells={"10": {**cell, "gap": report.gap(train, heldout)}})
+    row = report.markdown(record).splitlines()[4].split(" | ")
+    # normalised per seed: train (9 - 2) / 8, (7 - 2) / 8; held-out 3 / 8, 7 / 8; gap 0.5, -0.25; ± = 12.706
+    # (t, 1 dof) * sd / sqrt(2)
+    assert row[5:8] == ["0.750 ± 1.588", "0.625 ± 3.176", "0.125 ± 4.765"]
+    assert report.plot(tmp_path / "probe.png", record).stat().st_size > 0
 
 
 def _main(argv: list[str]) -> None:
