@@ -14,8 +14,9 @@ Scores the run's trained actor (every seed, greedy and stochastic) on held-out w
 
 A policy that steers to pebbles well but has not learned the two safety rules gains most from `safety
 + throttle`; one that has learned neither gains nothing. Prints one Markdown row per variant: return,
-fraction of the scripted return on the same worlds, pebbles, and the shares of vessels that crossed the
-border and collided (per-vessel means over worlds and seeds).
+normalised score and fraction of the scripted return on the same worlds (`hivex_jax.eval.score`: "n/a"
+where scripted does not beat random, or where the scripted return is not positive), pebbles, and the shares
+of vessels that crossed the border and collided (per-vessel means over worlds and seeds).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from hivex_jax.envs.ocean_plastic_collection import heuristics
-from hivex_jax.eval import rollout
+from hivex_jax.eval import rollout, score
 
 VARIANTS = ("as trained", "vessels", "safety", "throttle", "safety + throttle")
 
@@ -54,7 +55,8 @@ def lend(variant: str, policy: rollout.Policy, env_params: Any) -> rollout.Polic
 
 
 def diagnose(run_dir: str, worlds: str) -> list[dict[str, Any]]:
-    """One dict per (variant, greedy/stochastic): return, fraction of scripted, pebbles, crossed, collided."""
+    """One dict per (variant, greedy/stochastic): return, normalised score, fraction of scripted, pebbles,
+    crossed, collided; then the scripted controller's and random's rows."""
     from baselines.eval_policies import policy_env, trained_policy
     from baselines.evaluation import load_run
 
@@ -63,7 +65,8 @@ def diagnose(run_dir: str, worlds: str) -> list[dict[str, Any]]:
     env, env_params = train.env, train.env_params
     key = config.eval_seed
     scripted = rollout.evaluate(env, env_params, rollout.scripted_policy(env, env_params), worlds, key=key)
-    scripted_return = float(np.mean(scripted["return"]))
+    random = rollout.evaluate(env, env_params, rollout.random_policy(env), worlds, key=key)
+    baselines = float(np.mean(scripted["return"])), float(np.mean(random["return"]))
     rows = []
     acting_env = policy_env(train)  # carries a recurrent actor's memory
     for variant in VARIANTS:
@@ -71,20 +74,40 @@ def diagnose(run_dir: str, worlds: str) -> list[dict[str, Any]]:
             policy = lend(variant, trained_policy(train, greedy), env_params)
             # every seed at once: totals [seeds, worlds, ...]
             out = rollout.evaluate(acting_env, env_params, policy, worlds, state.params, key, batched=True)
-            rows.append(cell_row(variant, "greedy" if greedy else "stochastic", out, scripted_return))
-    return rows + [cell_row("scripted controller", "", scripted, scripted_return)]
+            rows.append(cell_row(variant, "greedy" if greedy else "stochastic", out, *baselines))
+    for name, out in (("scripted controller", scripted), ("random", random)):
+        rows.append(cell_row(name, "", out, *baselines))
+    return rows
 
 
-def cell_row(variant: str, policy: str, totals: dict[str, Any], scripted_return: float) -> dict[str, Any]:
-    """Per-vessel means of one variant's totals (`[seeds,] worlds, vessels`)."""
+def cell_row(
+    variant: str,
+    policy: str,
+    totals: dict[str, Any],
+    scripted_return: float,
+    random_return: float | None = None,
+) -> dict[str, Any]:
+    """Per-vessel means of one variant's totals (`[seeds,] worlds, vessels`), with its normalised score
+    (None without random's return or where scripted does not beat random) and fraction of scripted (None
+    unless the scripted return is positive), of the mean and per seed."""
     per_seed = np.mean(totals["return"].reshape(-1, *totals["return"].shape[-2:]), axis=(1, 2))
     stats = totals["stats"]
+
+    def scores(returns: Any) -> np.ndarray:
+        if random_return is None:
+            return np.full(np.shape(returns), np.nan)
+        return score.normalised_score(returns, scripted_return, random_return)
+
     return {
         "variant": variant,
         "policy": policy,
         "return": float(np.mean(per_seed)),
-        "fraction": float(np.mean(per_seed)) / scripted_return,
-        "per_seed_fraction": [float(r) / scripted_return for r in per_seed] if policy else [],
+        "normalised": score.as_json(scores(np.mean(per_seed))),
+        "per_seed_normalised": [score.as_json(v) for v in scores(per_seed)] if policy else [],
+        "fraction": score.as_json(score.fraction_of_scripted(np.mean(per_seed), scripted_return)),
+        "per_seed_fraction": [score.as_json(v) for v in score.fraction_of_scripted(per_seed, scripted_return)]
+        if policy
+        else [],
         "pebbles": float(np.mean(stats["pebbles_collected"])),
         "crossed": float(np.mean(stats["border_crossings"])),
         "collided": float(np.mean(stats["vessel_collisions"])),
@@ -94,14 +117,20 @@ def cell_row(variant: str, policy: str, totals: dict[str, Any], scripted_return:
 def table(rows: list[dict[str, Any]]) -> str:
     """The rows as a Markdown table."""
     lines = [
-        "| lent | policy | return | fraction of scripted (per seed) | pebbles | crossed | collided |",
-        "|---|---|---|---|---|---|---|",
+        "| lent | policy | return | normalised score (per seed) | fraction of scripted (per seed) | pebbles "
+        "| crossed | collided |",
+        "|---|---|---|---|---|---|---|---|",
     ]
+
+    def with_seeds(value: float | None, per_seed: list[float | None]) -> str:
+        seeds = ", ".join(score.format_score(v, 2) for v in per_seed)
+        return score.format_score(value, 2) + (f" ({seeds})" if seeds and value is not None else "")
+
     for r in rows:
-        seeds = ", ".join(f"{f:.2f}" for f in r["per_seed_fraction"])
-        fraction = f"{r['fraction']:.2f}" + (f" ({seeds})" if seeds else "")
+        normalised = with_seeds(r.get("normalised"), r.get("per_seed_normalised", []))
+        fraction = with_seeds(r["fraction"], r["per_seed_fraction"])
         lines.append(
-            f"| {r['variant']} | {r['policy']} | {r['return']:.1f} | {fraction} | {r['pebbles']:.1f} "
-            f"| {r['crossed']:.2f} | {r['collided']:.2f} |"
+            f"| {r['variant']} | {r['policy']} | {r['return']:.1f} | {normalised} | {fraction} "
+            f"| {r['pebbles']:.1f} | {r['crossed']:.2f} | {r['collided']:.2f} |"
         )
     return "\n".join(lines)

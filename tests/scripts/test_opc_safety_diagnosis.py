@@ -63,9 +63,18 @@ def test_rows_are_per_vessel_means_and_fractions_per_seed():
             "vessel_collisions": np.array([[[1.0, 1.0, 0.0]] * 2, [[0.0] * 3] * 2]),
         },
     }
-    row = opc_safety.cell_row("safety", "greedy", totals, scripted_return=100.0)
+    row = opc_safety.cell_row("safety", "greedy", totals, scripted_return=100.0, random_return=-100.0)
     assert row["per_seed_fraction"] == pytest.approx([0.2, 0.4])
     assert row["fraction"] == pytest.approx(0.3)
+    assert row["per_seed_normalised"] == pytest.approx([0.6, 0.7]) and row["normalised"] == pytest.approx(
+        0.65
+    )
     assert row["collided"] == pytest.approx(4 / 12)
     text = opc_safety.table([row])
-    assert "| safety | greedy | 30.0 | 0.30 (0.20, 0.40) | 5.0 | 0.00 | 0.33 |" in text
+    assert "| safety | greedy | 30.0 | 0.65 (0.60, 0.70) | 0.30 (0.20, 0.40) | 5.0 | 0.00 | 0.33 |" in text
+    # task 3's baselines (scripted -264, random -107): no score of either kind, said as n/a
+    upside_down = opc_safety.cell_row(
+        "safety", "greedy", totals, scripted_return=-264.0, random_return=-107.0
+    )
+    assert upside_down["normalised"] is None and upside_down["fraction"] is None
+    assert "| safety | greedy | 30.0 | n/a | n/a | 5.0 |" in opc_safety.table([upside_down])
