@@ -3,11 +3,13 @@
     python scripts/opc_runs_summary.py RUN_DIR [RUN_DIR ...] [--curve] [--per-seed] [--eval-file NAME]
 
 Per run and policy (greedy, stochastic, scripted, random): the held-out return (mean over worlds per
-seed, then mean +- 95 % CI over seeds, Student t), the fraction of the scripted return on the same
-worlds (per seed; mean +- 95 % CI), and per-vessel means of pebbles collected, border crossings and
-vessel collisions; then compile / training / evaluation seconds from summary.json. `--curve` adds the
-learning curve: training episode return (mean over seeds) against env steps per seed, from metrics.csv.
-`--per-seed` adds a table of each seed's fraction of scripted and vessels collided (greedy, stochastic).
+seed, then mean +- 95 % CI over seeds, Student t), the normalised score (R - R_random) / (R_scripted -
+R_random) and the fraction of the scripted return on the same worlds (`hivex_jax.eval.score`, per seed; mean
++- 95 % CI; "n/a" where scripted does not beat random, or where the scripted return is not positive), and
+per-vessel means of pebbles collected, border crossings and vessel collisions; then compile / training /
+evaluation seconds from summary.json. `--curve` adds the learning curve: training episode return (mean over
+seeds) against env steps per seed, from metrics.csv. `--per-seed` adds a table of each seed's normalised
+score, fraction of scripted and vessels collided (greedy, stochastic).
 `--eval-file` reads another evaluation of the runs than eval.json, e.g. the zero-shot one that `hivex
 evaluate RUN num_agents=3` writes (`eval_6000-6031__num_agents=3.json`); a run without it is named on stderr.
 """
@@ -18,6 +20,7 @@ import argparse
 import csv
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -26,6 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run as a file: import the package from this checkout
     sys.path.insert(0, str(ROOT))
 
+from hivex_jax.eval import score  # noqa: E402
 from hivex_jax.eval.aggregate import policy_scores  # noqa: E402
 from hivex_jax.eval.stats import mean_ci95  # noqa: E402
 
@@ -38,37 +42,55 @@ def _per_seed(per_world: list[dict], stat: str) -> np.ndarray:
     return np.asarray(values, dtype=np.float64).mean(axis=0)
 
 
+def _seed_scores(results: dict) -> dict[str, Callable[[np.ndarray], np.ndarray]]:
+    """`{"normalised": f, "fraction": f}`: per-seed returns -> per-seed scores (NaN where there is none)."""
+    scripted = float(policy_scores(results, "scripted").mean())
+    random = float(policy_scores(results, "random").mean())
+    return {
+        "normalised": lambda r: score.normalised_score(r, scripted, random),
+        "fraction": lambda r: score.fraction_of_scripted(r, scripted),
+    }
+
+
+def _mean_ci(values: np.ndarray) -> str:
+    """ "mean ± CI" of per-seed scores to 3 decimals, or "n/a" where there is none."""
+    stats = score.over_seeds(values)
+    return "n/a" if stats is None else f"{stats['mean']:.3f} ± {stats['ci95']:.3f}"
+
+
 def run_rows(run_dir: Path, eval_file: str = "eval.json") -> list[str]:
     """Markdown rows of one finished run (needs its evaluation file, eval.json by default)."""
     results = json.loads((run_dir / eval_file).read_text())
     policies = results["policies"]
-    scripted = float(policy_scores(results, "scripted").mean())
+    scores = _seed_scores(results)
     rows = []
     for policy in POLICIES:
         per_world = policies[policy]["per_world"]
         returns = policy_scores(results, policy).mean(axis=1)  # f64[seeds]
         ret, ret_ci = mean_ci95(returns)  # half-width 0 for one seed
-        frac, frac_ci = mean_ci95(returns / scripted)
+        normalised, fraction = (_mean_ci(scores[k](returns)) for k in ("normalised", "fraction"))
         pebbles = _per_seed(per_world, "pebbles_collected").mean()
         crossed = _per_seed(per_world, "border_crossings").mean()
         collided = _per_seed(per_world, "vessel_collisions").mean()
         seeds = ", ".join(f"{r:.1f}" for r in returns)
         rows.append(
-            f"| {run_dir.name} | {policy} | {ret:.1f} ± {ret_ci:.1f} ({seeds}) | {frac:.3f} ± {frac_ci:.3f} "
+            f"| {run_dir.name} | {policy} | {ret:.1f} ± {ret_ci:.1f} ({seeds}) | {normalised} | {fraction} "
             f"| {pebbles:.1f} | {crossed:.2f} | {collided:.2f} | {len(per_world)} |"
         )
     return rows
 
 
 def per_seed_row(run_dir: Path, eval_file: str = "eval.json") -> str:
-    """A markdown row: per seed, greedy and stochastic fraction of scripted and vessels collided."""
+    """A markdown row: per seed, greedy and stochastic normalised score, fraction of scripted and vessels
+    collided."""
     results = json.loads((run_dir / eval_file).read_text())
-    scripted = float(policy_scores(results, "scripted").mean())
+    scores = _seed_scores(results)
     cells = []
     for policy in ("greedy", "stochastic"):
-        fractions = policy_scores(results, policy).mean(axis=1) / scripted  # f64[seeds]
+        returns = policy_scores(results, policy).mean(axis=1)  # f64[seeds]
         collided = _per_seed(results["policies"][policy]["per_world"], "vessel_collisions")
-        cells += [" ".join(f"{v:.2f}" for v in fractions), " ".join(f"{v:.2f}" for v in collided)]
+        for values in (scores["normalised"](returns), scores["fraction"](returns), collided):
+            cells.append(" ".join(score.format_score(v, 2) for v in values))
     return f"| {run_dir.name} | " + " | ".join(cells) + " |"
 
 
@@ -98,14 +120,14 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("runs", nargs="+", type=Path)
     parser.add_argument("--curve", action="store_true")
-    parser.add_argument("--per-seed", action="store_true", help="add per-seed fractions and collisions")
+    parser.add_argument("--per-seed", action="store_true", help="add per-seed scores and collisions")
     parser.add_argument(
         "--eval-file", default="eval.json", help="the evaluation file in each run folder (default eval.json)"
     )
     args = parser.parse_args(argv)
     print(
-        "| run | policy | return ± 95 % CI (per seed) | fraction of scripted | pebbles | crossed | collided "
-        "| worlds |\n|---|---|---|---|---|---|---|---|"
+        "| run | policy | return ± 95 % CI (per seed) | normalised score | fraction of scripted | pebbles "
+        "| crossed | collided | worlds |\n|---|---|---|---|---|---|---|---|---|"
     )
     for run_dir in args.runs:
         if (run_dir / args.eval_file).is_file():
@@ -114,8 +136,8 @@ def main(argv: list[str] | None = None) -> None:
             print(f"opc_runs_summary: no {args.eval_file} in {run_dir}", file=sys.stderr)
     if args.per_seed:
         print(
-            "\n| run | greedy fraction | greedy collided | stochastic fraction | stochastic collided |\n"
-            "|---|---|---|---|---|"
+            "\n| run | greedy normalised | greedy fraction | greedy collided | stochastic normalised "
+            "| stochastic fraction | stochastic collided |\n|---|---|---|---|---|---|---|"
         )
         for run_dir in args.runs:
             if (run_dir / args.eval_file).is_file():

@@ -49,7 +49,7 @@ def test_rows_give_per_seed_returns_fraction_of_scripted_and_collisions(tmp_path
     assert done.returncode == 0, done.stderr
     greedy = next(r for r in done.stdout.splitlines() if "| greedy |" in r)
     assert "150.0 ± " in greedy and "(200.0, 100.0)" in greedy  # per-seed means over the two worlds
-    assert "| 0.375 ± " in greedy  # 150 / 400
+    assert "| 0.500 ± 1.271 | 0.375 ± " in greedy  # normalised (R + 100) / 500: 0.6, 0.4; fraction 150 / 400
     assert greedy.endswith("| 10.0 | 0.00 | 0.50 | 2 |")  # collisions: mean of (0+0.5)/2 and (1+0.5)/2
 
 
@@ -77,5 +77,21 @@ def test_per_seed_table_gives_each_seeds_fraction_and_collisions(tmp_path):
     run.mkdir()
     _write_eval(run / "eval.json")
     out = _summary(str(run), "--per-seed").stdout
-    # seed 0: 200 / 400 = 0.50, collided (0 + 0.5) / 2; seed 1: 100 / 400 = 0.25, collided (1 + 0.5) / 2
-    assert "| P | 0.50 0.25 | 0.25 0.75 | 0.50 0.25 | 0.25 0.75 |" in out
+    # seed 0: normalised (200 + 100) / 500 = 0.60, 200 / 400 = 0.50 of scripted, collided (0 + 0.5) / 2;
+    # seed 1: 0.40, 0.25, collided (1 + 0.5) / 2
+    assert "| P | 0.60 0.40 | 0.50 0.25 | 0.25 0.75 | 0.60 0.40 | 0.50 0.25 | 0.25 0.75 |" in out
+
+
+def test_a_task_whose_scripted_controller_does_not_beat_random_has_no_score(tmp_path):
+    run = tmp_path / "T3"
+    run.mkdir()
+    _write_eval(run / "eval.json")
+    results = json.loads((run / "eval.json").read_text())
+    for name, value in (("scripted", -264.0), ("random", -107.0)):  # OPC task 3's baselines on world 6000
+        for world in results["policies"][name]["per_world"]:
+            world["return_mean"] = value
+    (run / "eval.json").write_text(json.dumps(results))
+    out = _summary(str(run), "--per-seed").stdout
+    greedy = next(r for r in out.splitlines() if "| greedy |" in r)
+    assert "| n/a | n/a |" in greedy
+    assert "| T3 | n/a n/a | n/a n/a | 0.25 0.75 |" in out
