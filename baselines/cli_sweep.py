@@ -169,6 +169,8 @@ def sweep_main(argv: list[str]) -> int:
     (sweep_dir / "sweep.json").write_text(json.dumps(rows, indent=1))
     names = [n for n in ("greedy", "stochastic", "scripted", "random") if finished and n in finished[0]]
     columns = [f"{n} return (mean ± Student-t 95% CI over seeds)" for n in names]
+    scored = "scripted" in names and "random" in names  # hivex_jax.eval.score's, from the policies' means
+    columns += ["normalised score (greedy / stochastic)"] if scored else []
     columns = columns or ["result"]  # all diverged: one column
     lines = ["| combination | " + " | ".join(columns) + " |", "|---|" + "---|" * len(columns)]
     for r in rows:
@@ -185,6 +187,7 @@ def sweep_main(argv: list[str]) -> int:
                 else f"{r[n]['mean']:.1f}"
                 for n in names
             )
+            + (f" | {_normalised_text(r)}" if scored else "")
             + " |"
         )
     table = "\n".join(lines)
@@ -198,6 +201,16 @@ def sweep_main(argv: list[str]) -> int:
     if evals:
         _sweep_aggregates(sweep_dir, evals, args.baseline_entry, marl_eval_file, sweep_title(configs))
     return 0 if finished else 3
+
+
+def _normalised_text(row: dict[str, Any]) -> str:
+    """A sweep row's "greedy / stochastic" normalised score, or why there is none."""
+    from hivex_jax.eval import score
+
+    fields = score.score_fields({n: row[n]["mean"] for n in ("greedy", "stochastic", "scripted", "random")})
+    if fields.get("normalised_score_note"):
+        return "none (scripted does not beat random)"
+    return " / ".join(score.format_score(v) for v in fields["normalised_score"].values())
 
 
 def train_fused_programs(

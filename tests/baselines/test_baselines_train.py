@@ -166,6 +166,7 @@ def test_sweep_tabulates_every_combination(tmp_path, capsys):
     assert (tmp_path / "sweep" / "sweep.png").stat().st_size > 0
     table = (tmp_path / "sweep" / "sweep.md").read_text().splitlines()
     assert table[2].count("±") == 2  # greedy and stochastic have 4 seeds; scripted and random ran once
+    assert table[0].endswith("| normalised score (greedy / stochastic) |")
     aggregates = json.loads((tmp_path / "sweep" / "aggregates.json").read_text())
     assert list(aggregates["groups"]) == ["checkpoint_every=1", "checkpoint_every=3"]
     poi = aggregates["probability_of_improvement"]["checkpoint_every=3 over checkpoint_every=1"]

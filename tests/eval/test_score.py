@@ -237,3 +237,15 @@ def test_transfer_cells_and_tables_carry_the_normalised_score():
     lines = tm.markdown(matrix).splitlines()
     assert lines[6:9] == ["| run | task=0 | task=3 |", "|---|---|---|", "| a | 0.67 ± 2.82 | n/a |"]
     assert f"n/a: {score.SCRIPTED_NOT_ABOVE_RANDOM} (or no scripted controller)." in lines
+
+
+def test_the_sweep_table_cell_is_the_normalised_score_or_says_why_not():
+    from baselines.cli_sweep import _normalised_text
+
+    def row(*means):  # greedy, stochastic, scripted, random
+        return {
+            n: {"mean": v} for n, v in zip(("greedy", "stochastic", "scripted", "random"), means, strict=True)
+        }
+
+    assert _normalised_text(row(5.0, 2.5, 10.0, 0.0)) == "0.500 / 0.250"
+    assert _normalised_text(row(-0.67, -50.0, -264.0, -107.0)) == "none (scripted does not beat random)"
