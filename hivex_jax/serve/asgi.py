@@ -3,9 +3,10 @@
 `uvicorn hivex_jax.serve.asgi:wind_farm_control`. Each is `create_app` serving that one env with the
 default limits, built on first access (importing this module builds nothing).
 
-The app carries the request-level guard (body limits, JSON only, read timeout, Host check, token from
-`HIVEX_SERVE_TOKEN`); the connection-level limits (request-head timeout, keep-alive, connection cap, the
-WebSocket message size) are uvicorn options that `hivex serve` sets, so `hivex serve --env ID` is the
+The app carries the request-level guard (body limits, JSON only, read timeout, Host and Origin checks,
+WebSocket caps and idle timeout, tokens from `HIVEX_SERVE_TOKEN`, comma-separated for one per client);
+the connection-level limits (request-head timeout, keep-alive, connection cap, the WebSocket message
+size) are uvicorn options that `hivex serve` sets, so `hivex serve --env ID` is the
 hardened way to run one. `HIVEX_SERVE_ALLOWED_HOSTS` (comma-separated) adds Host names to the loopback
 ones the app accepts (a container reached by name needs it).
 """
@@ -13,19 +14,13 @@ ones the app accepts (a container reached by name needs it).
 from __future__ import annotations
 
 import os
-import re
 from typing import Any
 
 from hivex_jax.envs import BUNDLED_ENV_IDS
-
-TOKEN_VARIABLE = "HIVEX_SERVE_TOKEN"
-HOSTS_VARIABLE = "HIVEX_SERVE_ALLOWED_HOSTS"
-
-
-def app_name(env_id: str) -> str:
-    """The attribute of this module serving `env_id`: `WindFarmControl-v0` -> `wind_farm_control`."""
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", env_id.split("-v")[0]).lower()
-
+from hivex_jax.serve.app import create_app
+from hivex_jax.serve.config import HOSTS_VARIABLE, TOKEN_VARIABLE, ServeConfig, parse_tokens
+from hivex_jax.serve.guard import allowed_hosts_for
+from hivex_jax.serve.manifest import app_name
 
 #: attribute name -> the env id its app serves
 APPS = {app_name(env_id): env_id for env_id in BUNDLED_ENV_IDS}
@@ -33,13 +28,11 @@ _built: dict[str, Any] = {}
 
 
 def build(env_id: str) -> Any:
-    """`create_app` for `env_id` alone, with the token and extra Host names from the environment."""
-    from hivex_jax.serve.app import ServeConfig, create_app
-    from hivex_jax.serve.guard import allowed_hosts_for
-
+    """`create_app` for `env_id` alone, with the tokens and extra Host names from the environment."""
     extra_hosts = [h for h in os.environ.get(HOSTS_VARIABLE, "").split(",") if h.strip()]
     config = ServeConfig(envs=(env_id,), allowed_hosts=allowed_hosts_for("127.0.0.1", extra_hosts))
-    return create_app(config, token=os.environ.get(TOKEN_VARIABLE) or None)
+    tokens = os.environ.get(TOKEN_VARIABLE)
+    return create_app(config, token=parse_tokens([tokens], TOKEN_VARIABLE) if tokens else None)
 
 
 def __getattr__(name: str) -> Any:

@@ -10,8 +10,7 @@ from collections.abc import Callable
 
 from hivex_jax.cli_support import ArgumentParser, check_positive, reports_user_errors
 from hivex_jax.core.errors import UserError
-
-TOKEN_VARIABLE = "HIVEX_SERVE_TOKEN"
+from hivex_jax.serve.config import TOKEN_VARIABLE, parse_tokens
 
 #: upper bounds of the size options (docs/serve.md): a pool's arrays grow to --max-sessions rows, each
 #: pool is a compiled program, and a grade plays up to --max-grade-steps steps
@@ -22,6 +21,8 @@ SIZE_LIMITS = {
     "--max-connections": 65536,
     "--max-grade-steps": 1_000_000,
     "--max-sessions-per-client": 4096,
+    "--max-ws-per-client": 65536,
+    "--max-websockets": 65536,
 }
 
 
@@ -93,8 +94,43 @@ def _parser() -> ArgumentParser:
     )
     p.add_argument(
         "--token",
+        action="append",
         default=None,
-        help=f"require 'Authorization: Bearer TOKEN' on every route but /health (or set {TOKEN_VARIABLE})",
+        help="require this token on every route but /health, as 'Authorization: Bearer TOKEN' or the "
+        "password of HTTP Basic authentication (repeatable: one per client, whose sessions are its own; "
+        f"or set {TOKEN_VARIABLE}, comma-separated)",
+    )
+    p.add_argument(
+        "--expose-state",
+        action="store_true",
+        help="serve the full simulator state (/state, the state message and tool) and use the public, "
+        "reproducible step keys: for debugging and local research, never for graded play",
+    )
+    p.add_argument(
+        "--allow-origin",
+        action="append",
+        default=None,
+        metavar="ORIGIN",
+        help="also accept requests and WebSockets from web pages of this origin (scheme://host[:port], "
+        "repeatable; '*' for any); pages served from loopback are accepted",
+    )
+    p.add_argument(
+        "--ws-idle-timeout",
+        type=finite_number(0, 7 * 86400, low_open=True),
+        default=300.0,
+        help="seconds a WebSocket may go without a message before it is closed (default 300)",
+    )
+    p.add_argument(
+        "--max-ws-per-client",
+        type=int,
+        default=32,
+        help="open WebSockets one client address may hold; more are refused (default 32)",
+    )
+    p.add_argument(
+        "--max-websockets",
+        type=int,
+        default=None,
+        help="open WebSockets in all (default: half of --max-connections, so HTTP keeps room)",
     )
     p.add_argument(
         "--allowed-host",
@@ -135,6 +171,8 @@ def main(argv: list[str] | None = None) -> int:
         max_connections=args.max_connections,
         max_grade_steps=args.max_grade_steps,
         max_sessions_per_client=args.max_sessions_per_client,
+        max_ws_per_client=args.max_ws_per_client,
+        max_websockets=args.max_websockets,
     )
     if not 0 <= args.port < 65536:
         raise UserError(f"--port must be in [0, 65536); got {args.port}")
@@ -145,29 +183,38 @@ def main(argv: list[str] | None = None) -> int:
         ("--max-connections", args.max_connections),
         ("--max-grade-steps", args.max_grade_steps),
         ("--max-sessions-per-client", args.max_sessions_per_client),
+        ("--max-ws-per-client", args.max_ws_per_client),
+        ("--max-websockets", args.max_websockets),
     ):
         if value is not None and value > SIZE_LIMITS[option]:  # before any pool is sized by it
             raise UserError(f"{option} must be at most {SIZE_LIMITS[option]:,}; got {value:,}")
     if args.manifest:
         if not args.env or len(args.env) != 1:
             raise UserError("--manifest needs exactly one --env ID (an OpenEnv server serves one env)")
-        try:
-            from hivex_jax.serve.openenv import manifest
-        except ImportError as exc:
-            hint = f'needs the serve extra ({exc.name} is missing): pip install -e ".[serve]"'
-            raise UserError(hint) from exc
+        from hivex_jax.serve.manifest import manifest
+
         try:
             print(manifest(args.env[0], args.port), end="")
         except ValueError as exc:  # an unknown --env
             raise UserError(str(exc)) from exc
         return 0
-    token = args.token if args.token is not None else os.environ.get(TOKEN_VARIABLE) or None
-    if token is not None and (not token.strip() or not token.isascii() or any(c.isspace() for c in token)):
-        raise UserError("--token must be non-empty printable ASCII without spaces")
+    from_environment = [os.environ[TOKEN_VARIABLE]] if os.environ.get(TOKEN_VARIABLE) else []
+    given = args.token if args.token is not None else from_environment
+    try:
+        tokens = parse_tokens(given, "--token" if args.token is not None else TOKEN_VARIABLE)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    max_websockets = args.max_websockets or max(1, args.max_connections // 2)
+    if max_websockets >= args.max_connections:
+        raise UserError(
+            f"--max-websockets ({max_websockets}) must be below --max-connections ({args.max_connections}): "
+            "WebSockets filling every connection would lock HTTP out"
+        )
     try:
         import uvicorn
 
-        from hivex_jax.serve.app import ServeConfig, create_app
+        from hivex_jax.serve.app import create_app
+        from hivex_jax.serve.config import ServeConfig
         from hivex_jax.serve.guard import allowed_hosts_for, head_timeout_protocol, is_loopback
     except ImportError as exc:
         raise UserError(f'needs the serve extra ({exc.name} is missing): pip install -e ".[serve]"') from exc
@@ -183,16 +230,21 @@ def main(argv: list[str] | None = None) -> int:
         max_grade_steps=args.max_grade_steps,
         read_timeout_s=args.read_timeout,
         allowed_hosts=allowed_hosts_for(args.host, args.allowed_host or ()),
+        expose_state=args.expose_state,
+        allowed_origins=tuple(args.allow_origin or ()),
+        ws_idle_timeout_s=args.ws_idle_timeout,
+        max_ws_per_client=args.max_ws_per_client,
+        max_websockets=max_websockets,
     )
     try:
-        app = create_app(config, token=token)
+        app = create_app(config, token=tokens)
     except ValueError as exc:  # an unknown --env
         raise UserError(str(exc)) from exc
     print(f"hivex serve: http://{args.host}:{args.port} ({', '.join(app.state.server.env_ids)})", flush=True)
     if not is_loopback(args.host):
         print(
             f"hivex serve: warning: --host {args.host} lets other machines open sessions"
-            f"{'' if token else ' without a token (see --token)'}",
+            f"{'' if tokens else ' without a token (see --token)'}",
             file=sys.stderr,
             flush=True,
         )

@@ -1,23 +1,31 @@
-"""Transport limits of `hivex serve`: who may ask (Host header, bearer token) and what a request may cost
-to read (body size, content type, time), checked before any route runs (docs/serve.md, "Limits and exposure").
+"""Transport limits of `hivex serve`: who may ask (Host header, Origin, token) and what a request or a
+WebSocket may cost (body size, content type, time, connections), checked before any route runs
+(docs/serve.md, "Limits and exposure").
 
 `TransportGuard` is a pure ASGI middleware (Starlette's BaseHTTPMiddleware would buffer the whole body
-first): it refuses a request from its head alone where it can (Host, token, a declared Content-Length
-over the limit, a Content-Type other than JSON) and otherwise reads the body itself, stopping at the
-byte limit and at a deadline, so no request holds more than `max_body_bytes` of memory or a worker for
-longer than `read_timeout_s`. `head_timeout_protocol` is uvicorn's h11 protocol with a deadline for the
-request head, which uvicorn has not (a connection that sends nothing, or a few header bytes a minute,
-was held for ever). No FastAPI or uvicorn import at module level: `head_timeout_protocol` imports
-uvicorn when called.
+first): it refuses a request from its head alone where it can (Host, Origin, token, a declared
+Content-Length over the limit, a Content-Type other than JSON) and otherwise reads the body itself,
+stopping at the byte limit and at a deadline, so no request holds more than `max_body_bytes` of memory or
+a worker for longer than `read_timeout_s`. A WebSocket is checked the same way at its handshake, refused
+(429) past `max_ws_per_client` open ones from its address or `max_websockets` in all (so WebSockets never
+fill uvicorn's connection limit and lock HTTP out), held to `max_body_bytes` a message, and closed after
+`ws_idle_timeout_s` without a message (pings do not count). The token a request presented is recorded in
+the scope (`TOKEN_INDEX`): sessions belong to it.
+
+`head_timeout_protocol` is uvicorn's h11 protocol with a deadline for the request head, which uvicorn
+has not (a connection that sends nothing, or a few header bytes a minute, was held for ever). No FastAPI
+or uvicorn import at module level: `head_timeout_protocol` imports uvicorn when called.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import ipaddress
 import json
 import secrets
-from collections.abc import Awaitable, Callable, Iterable, MutableMapping
+from collections.abc import Awaitable, Callable, Iterable, MutableMapping, Sequence
 from typing import Any
 
 Scope = MutableMapping[str, Any]
@@ -28,6 +36,8 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 UNAUTHENTICATED_PATHS = frozenset({"/health"})
+TOKEN_INDEX = "hivex.token_index"  # scope key: which of the server's tokens the request presented
+WS_IDLE_CLOSE = 1001  # the close code of a WebSocket idle past its timeout ("going away")
 
 
 MAX_JSON_DEPTH = 32  # request bodies nest 5 levels at most (an action's parts); deeper ones are refused
@@ -89,6 +99,38 @@ def normal_host(host_header: str) -> str:
     return host.rstrip(".")
 
 
+def origin_allowed(origin: str, allowed: Iterable[str] = ()) -> bool:
+    """Whether a browser page of `origin` (an Origin header: scheme://host[:port], or "null") may call:
+    pages served from loopback, and the origins in `allowed` (compared exactly; "*" allows any)."""
+    origin = origin.strip().lower().rstrip("/")
+    allowed = {a.strip().lower().rstrip("/") for a in allowed}
+    if "*" in allowed or origin in allowed:
+        return True
+    scheme, sep, rest = origin.partition("://")
+    if not sep or scheme not in ("http", "https") or "/" in rest or "@" in rest:
+        return False
+    return is_loopback(normal_host(rest))
+
+
+def token_index(authorization: str | None, tokens: Sequence[bytes]) -> int | None:
+    """Which of `tokens` an Authorization header presents (`Bearer TOKEN`, or HTTP Basic with TOKEN as
+    the password and any user name), compared in constant time; None for none of them."""
+    scheme, _, value = (authorization or "").strip().partition(" ")
+    given = value.strip().encode("latin-1", "replace")
+    if scheme.lower() == "basic":
+        try:
+            given = base64.b64decode(given, validate=True).partition(b":")[2]
+        except (ValueError, binascii.Error):
+            return None
+    elif scheme.lower() != "bearer":
+        return None
+    found = None
+    for i, token in enumerate(tokens):  # every token compared: the time does not tell which matched
+        if secrets.compare_digest(given, token) and found is None:
+            found = i
+    return found
+
+
 def _header(scope: Scope, name: bytes) -> str | None:
     for key, value in scope.get("headers", ()):
         if key.lower() == name:
@@ -119,16 +161,25 @@ class TransportGuard:
         *,
         max_body_bytes: int,
         read_timeout_s: float,
-        token: str | None = None,
+        tokens: Sequence[str] = (),
         allowed_hosts: Iterable[str] | None = None,
+        allowed_origins: Iterable[str] = (),
+        ws_idle_timeout_s: float = 300.0,
+        max_ws_per_client: int = 32,
+        max_websockets: int = 512,
     ):
         self.app = app
         self.max_body_bytes = int(max_body_bytes)
         self.read_timeout_s = float(read_timeout_s)
-        self.token = token.encode() if token else None
+        self.tokens = tuple(t.encode() for t in tokens)
         self.allowed_hosts = (
             None if allowed_hosts is None else frozenset(normal_host(h) for h in allowed_hosts)
         )
+        self.allowed_origins = tuple(allowed_origins)
+        self.ws_idle_timeout_s = float(ws_idle_timeout_s)
+        self.max_ws_per_client = int(max_ws_per_client)
+        self.max_websockets = int(max_websockets)
+        self.websockets: dict[str, int] = {}  # open WebSockets per client address
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "websocket":
@@ -164,34 +215,31 @@ class TransportGuard:
         await self.app(scope, replay, send)
 
     async def _websocket(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """A WebSocket (/ws): Host and token checked at the handshake (refused with the one-line JSON
-        4xx, or close code 1008 where the server cannot send an HTTP reply), and every message is held
-        to `max_body_bytes` (a larger one closes the connection with code 1009, message too big)."""
+        """A WebSocket (/ws): head checks and the connection caps at the handshake (refused with the
+        one-line JSON 4xx, or close code 1008 where the server cannot send an HTTP reply); then every
+        message held to `max_body_bytes` (a larger one closes with 1009, message too big) and the
+        connection closed after `ws_idle_timeout_s` without a message (code 1001)."""
+        address = (scope.get("client") or ("unknown",))[0]
         try:
             self._check_head(scope, None, False)
+            if sum(self.websockets.values()) >= self.max_websockets:
+                raise Refusal(429, f"the server holds its maximum of {self.max_websockets} WebSockets")
+            if self.websockets.get(address, 0) >= self.max_ws_per_client:
+                raise Refusal(
+                    429,
+                    f"client {address} holds its maximum of {self.max_ws_per_client} WebSockets; close one",
+                )
         except Refusal as refusal:
-            message = await receive()  # websocket.connect: the handshake is answered after it
-            if message["type"] != "websocket.connect":
-                return
-            if "websocket.http.response" in scope.get("extensions", {}):
-                body = json.dumps({"detail": " ".join(refusal.detail.split())}).encode()
-                headers = [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(body)).encode()),
-                ]
-                start = {
-                    "type": "websocket.http.response.start",
-                    "status": refusal.status,
-                    "headers": headers,
-                }
-                await send(start)
-                await send({"type": "websocket.http.response.body", "body": body, "more_body": False})
-            else:
-                await send({"type": "websocket.close", "code": 1008, "reason": refusal.detail[:120]})
+            await _deny_websocket(receive, send, scope, refusal)
             return
 
         async def bounded_receive() -> Message:
-            message = await receive()
+            try:
+                message = await asyncio.wait_for(receive(), self.ws_idle_timeout_s)
+            except TimeoutError:
+                reason = f"no message for {self.ws_idle_timeout_s:g} s (idle timeout)"
+                await send({"type": "websocket.close", "code": WS_IDLE_CLOSE, "reason": reason})
+                return {"type": "websocket.disconnect", "code": WS_IDLE_CLOSE}
             if message["type"] == "websocket.receive":
                 text, data = message.get("text"), message.get("bytes")
                 size = len(text.encode("utf-8", "surrogatepass")) if text is not None else len(data or b"")
@@ -201,7 +249,13 @@ class TransportGuard:
                     return {"type": "websocket.disconnect", "code": 1009}
             return message
 
-        await self.app(scope, bounded_receive, send)
+        self.websockets[address] = self.websockets.get(address, 0) + 1
+        try:
+            await self.app(scope, bounded_receive, send)
+        finally:
+            self.websockets[address] -= 1
+            if not self.websockets[address]:
+                del self.websockets[address]
 
     def _check_head(self, scope: Scope, length_text: str | None, has_body: bool) -> None:
         head_bytes = sum(len(k) + len(v) + 4 for k, v in scope.get("headers", ()))
@@ -215,12 +269,22 @@ class TransportGuard:
                     f"Host {host!r} is not served here (DNS rebinding guard); "
                     "start hivex serve with --allowed-host NAME to accept it",
                 )
-        if self.token is not None and scope.get("path") not in UNAUTHENTICATED_PATHS:
-            scheme, _, given = (_header(scope, b"authorization") or "").strip().partition(" ")
-            if scheme.lower() != "bearer" or not secrets.compare_digest(
-                given.strip().encode("latin-1"), self.token
-            ):
-                raise Refusal(401, "this server needs the header 'Authorization: Bearer <token>' (--token)")
+        origin = _header(scope, b"origin")
+        if origin is not None and not origin_allowed(origin, self.allowed_origins):
+            raise Refusal(
+                403,
+                f"Origin {origin[:80]!r} may not call this server (a web page elsewhere); "
+                "start hivex serve with --allow-origin ORIGIN to accept it",
+            )
+        if self.tokens and scope.get("path") not in UNAUTHENTICATED_PATHS:
+            index = token_index(_header(scope, b"authorization"), self.tokens)
+            if index is None:
+                raise Refusal(
+                    401,
+                    "this server needs a token: the header 'Authorization: Bearer <token>', or the "
+                    "token as the password of HTTP Basic authentication (--token)",
+                )
+            scope[TOKEN_INDEX] = index
         if length_text is not None:
             try:
                 declared = int(length_text)
@@ -254,6 +318,21 @@ class TransportGuard:
             chunks.append(chunk)
             if not message.get("more_body", False):
                 return b"".join(chunks)
+
+
+async def _deny_websocket(receive: Receive, send: Send, scope: Scope, refusal: Refusal) -> None:
+    """Refuse a WebSocket handshake: the one-line JSON 4xx where the server can send an HTTP reply (the
+    `websocket.http.response` extension), else close code 1008."""
+    message = await receive()  # websocket.connect: the handshake is answered after it
+    if message["type"] != "websocket.connect":
+        return
+    if "websocket.http.response" in scope.get("extensions", {}):
+        body = json.dumps({"detail": " ".join(refusal.detail.split())}).encode()
+        headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+        await send({"type": "websocket.http.response.start", "status": refusal.status, "headers": headers})
+        await send({"type": "websocket.http.response.body", "body": body, "more_body": False})
+    else:
+        await send({"type": "websocket.close", "code": 1008, "reason": refusal.detail[:120]})
 
 
 class _ClientGone(Exception):

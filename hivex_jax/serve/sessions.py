@@ -1,16 +1,18 @@
 """Sessions of one environment stepped together: a `SessionPool` holds every session of one env id (and
 one set of static options) in fixed-size slots of one batched state, and steps the sessions that sent
-an action in one jitted, vmapped call. No HTTP here (`hivex_jax.serve.app` adds it).
+an action in one jitted, vmapped call. No HTTP here (`hivex_jax.serve.server` adds the requests).
 
 Slots: the batched state, params and episode keys have `capacity` rows, a power of two that doubles
 (up to the server's session limit) only when every slot is taken, so the compiled step changes only at
 those sizes, never with the number of sessions or of requests in a batch. Rows without an action this
 batch are computed and discarded (`where(mask, new, old)`).
 
-Keys (`hivex_jax.core.seeding`, the host adapters' rule): a session on world seed `w` is reset from
-`world_key(w)`, and its decision at step `t` (0-based) uses `adapter_step_key(adapter_episode_key(w), t)`,
-so a served episode equals the in-process episode (and the PettingZoo/Gymnasium adapters' episode) with
-the same world seed and actions.
+Keys (`hivex_jax.core.seeding`): a session on world seed `w` is reset from `world_key(w)`, the public
+world. Its decision at step `t` (0-based) uses `adapter_step_key(root, t)`, where the root is
+`adapter_episode_key(w)` (the host adapters' public rule: the served episode equals the in-process one
+with the same world seed and actions) when the server exposes its state, and otherwise that key folded
+with a 64-bit secret drawn for the session (`step_root_key`), so an agent cannot compute the draws its
+steps will make from the seed it chose.
 """
 
 from __future__ import annotations
@@ -25,7 +27,6 @@ import jax.numpy as jnp
 import numpy as np
 
 from hivex_jax.core.seeding import adapter_episode_key, adapter_step_key, world_key
-from hivex_jax.eval.rollout import find_scripted_policy
 
 
 class RequestError(ValueError):
@@ -52,6 +53,8 @@ class Session:
     params: Any  # the session's EnvParams (numpy leaves)
     visual_encoding: str = "list"
     client: str = "local"  # who opened it (the client's address): the per-client session quota counts these
+    owner: str = "local"  # whose it is (a token, an address or a WebSocket connection): only it may use it
+    secret: tuple[int, int] | None = None  # the step keys' 64-bit salt; None: the public in-process rule
     step: int = 0
     done: bool = False
     closed: bool = False
@@ -63,6 +66,20 @@ class Session:
     def touch(self) -> None:
         """Mark the session used now (the idle timeout counts from here)."""
         self.last_used = time.monotonic()
+
+
+def step_root_key(world_seed: jax.Array, secret: jax.Array, salted: jax.Array) -> jax.Array:
+    """`u32[2]`: the key a session's step keys fold their step index into (`adapter_step_key`): the
+    public `adapter_episode_key(world_seed)`, or that key folded with the two words of `secret` (`u32[2]`)
+    where `salted`. Traceable, so one compiled reset serves both."""
+    public = adapter_episode_key(world_seed)
+    salted_key = jax.random.fold_in(jax.random.fold_in(public, secret[0]), secret[1])
+    return jnp.where(salted, salted_key, public)
+
+
+def secret_words(secret: tuple[int, int] | None) -> tuple[np.ndarray, np.bool_]:
+    """`(u32[2], salted)`: `secret` as `step_root_key`'s arguments (zeros and False for the public rule)."""
+    return np.asarray(secret or (0, 0), np.uint32), np.bool_(secret is not None)
 
 
 def _rows(tree: Any, capacity: int) -> Any:
@@ -93,14 +110,13 @@ class SessionPool:
         self.episode_keys = np.zeros((capacity, 2), np.uint32)
         self._reset = jax.jit(self._reset_slot, donate_argnums=(0, 1))
         self._step = jax.jit(self._step_slots, donate_argnums=(0,))
-        self._grader: ScriptedGrader | None = None  # built (and compiled) on the first grade
 
     # ------------------------------------------------------------------------------ compiled parts
-    def _reset_slot(self, states: Any, params: Any, slot: jax.Array, world_seed: jax.Array, slot_params: Any):
+    def _reset_slot(self, states: Any, params: Any, slot: jax.Array, world_seed, secret, salted, slot_params):
         obs, state = self.env.reset(world_key(world_seed), slot_params)
         states = jax.tree.map(lambda rows, x: rows.at[slot].set(x), states, state)
         params = jax.tree.map(lambda rows, x: rows.at[slot].set(x), params, slot_params)
-        return states, params, obs, adapter_episode_key(world_seed)
+        return states, params, obs, step_root_key(world_seed, secret, salted)
 
     def _step_slots(self, states: Any, params: Any, episode_keys: jax.Array, t: jax.Array, action, mask):
         keys = jax.vmap(adapter_step_key)(episode_keys, t)
@@ -149,8 +165,9 @@ class SessionPool:
         slot = self._free_slot()
         session.slot = slot
         params = self.cast_params(session.params)
+        secret, salted = secret_words(session.secret)
         self.states, self.params, obs, episode_key = self._reset(
-            self.states, self.params, jnp.int32(slot), np.uint32(session.world_seed), params
+            self.states, self.params, jnp.int32(slot), np.uint32(session.world_seed), secret, salted, params
         )
         self.episode_keys[slot] = np.asarray(episode_key)
         a, k = self.env.num_agents, len(self.env.reward_term_names)
@@ -205,87 +222,9 @@ class SessionPool:
         """The full (hidden) environment state of `session`, numpy leaves."""
         return jax.tree.map(lambda rows: np.asarray(rows[session.slot]), self.states)
 
-    @property
-    def grader(self) -> ScriptedGrader | None:
-        """The scripted controller's sliced episode for this pool's env, or None when it has none."""
-        if self._grader is None and find_scripted_policy(self.env) is not None:
-            self._grader = ScriptedGrader(self.env)
-        return self._grader
-
 
 def params_digest(params: Any) -> str:
     """A digest of every leaf of `params` (numpy, cast to the pool's template): the grade cache's key."""
     return hashlib.sha256(
         b"".join(np.ascontiguousarray(x).tobytes() for x in jax.tree.leaves(params))
     ).hexdigest()
-
-
-class ScriptedGrader:
-    """The scripted controller's episode on a world, with the session key rule, played in slices.
-
-    `start` resets the world; `advance(carry, params, limit)` plays scripted steps until the episode
-    ends or `limit` steps are played in all. The limit is an argument, not a constant, so one compiled
-    program plays slices of any length: the server plays a long episode in short slices between the
-    pools' batched steps instead of in one call that would hold the CPU for the whole episode.
-    Carry: `(obs, state, totals, done, episode_key)`; totals `{return f32[A], length i32,
-    reward_terms f32[A, K], stats}`, summed over the steps played.
-    """
-
-    def __init__(self, env: Any):
-        self.env = env
-        self.policy = find_scripted_policy(env)
-        self.start = jax.jit(self._start)
-        self.advance = jax.jit(self._advance, donate_argnums=(0,))
-
-    def _start(self, params: Any, world_seed: jax.Array) -> tuple:
-        env = self.env
-        obs, state = env.reset(world_key(world_seed), params)
-        episode_key = adapter_episode_key(world_seed)
-        a, k = env.num_agents, len(env.reward_term_names)
-        info_shape = jax.eval_shape(
-            lambda: env.step(episode_key, state, env.action_space().noop(), params)[5]
-        )
-        totals = {
-            "return": jnp.zeros(a, jnp.float32),
-            "length": jnp.zeros((), jnp.int32),
-            "reward_terms": jnp.zeros((a, k), jnp.float32),
-            "stats": jax.tree.map(lambda s: jnp.zeros(s.shape, jnp.float32), info_shape.get("stats", {})),
-        }
-        return obs, state, totals, jnp.zeros((), bool), episode_key
-
-    def _advance(self, carry: tuple, params: Any, limit: jax.Array) -> tuple:
-        env, policy = self.env, self.policy
-        episode_key = carry[4]
-
-        def cond(carry):
-            _, _, totals, done, _ = carry
-            return ~done & (totals["length"] < limit)
-
-        def body(carry):
-            obs, state, totals, _, _ = carry
-            key = adapter_step_key(episode_key, totals["length"])
-            obs, state, reward, _, _, info = env.step(key, state, policy(obs, params), params)
-            totals = {
-                "return": totals["return"] + reward,
-                "length": totals["length"] + 1,
-                "reward_terms": totals["reward_terms"] + info.get("reward_terms", 0.0),
-                "stats": jax.tree.map(
-                    lambda x, y: x + y.astype(jnp.float32), totals["stats"], info.get("stats", {})
-                ),
-            }
-            return obs, state, totals, info["done"], episode_key
-
-        return jax.lax.while_loop(cond, body, carry)
-
-    def play(self, carry: tuple, params: Any, limit: int) -> tuple[tuple, int, bool, float]:
-        """`advance` to `limit` steps in all, waiting for it: (carry, steps played, episode ended,
-        seconds it took here, which excludes waiting for a thread or the GIL on a busy server)."""
-        began = time.perf_counter()
-        carry = self.advance(carry, params, np.int32(limit))
-        length, done = int(carry[2]["length"]), bool(carry[3])
-        return carry, length, done, time.perf_counter() - began
-
-    @staticmethod
-    def totals(carry: tuple) -> dict[str, Any]:
-        """The carry's totals as numpy."""
-        return jax.tree.map(np.asarray, carry[2])

@@ -65,10 +65,11 @@ def refused(r: httpx.Response, status: int, words: str) -> None:
     assert isinstance(detail, str) and "\n" not in detail and words in detail, (detail, words)
 
 
-def close_all(base_url: str, session_ids) -> None:
-    with client(base_url) as c:
+def close_all(base_url: str, session_ids, address: int = 1) -> None:
+    """Close sessions opened from 127.0.0.`address` (only their owner may)."""
+    with client(base_url, address) as c:
         for s in session_ids:
-            c.delete(f"/session/{s}")
+            assert c.delete(f"/session/{s}").status_code in (200, 404)
 
 
 def test_40_concurrent_resets_at_the_limit_never_exceed_it(base_url):
@@ -81,7 +82,7 @@ def test_40_concurrent_resets_at_the_limit_never_exceed_it(base_url):
 
     with ThreadPoolExecutor(40) as pool:
         replies = list(pool.map(one, range(40)))
-    ok = [r.json()["session_id"] for r in replies if r.status_code == 200]
+    ok = {20 + i: r.json()["session_id"] for i, r in enumerate(replies) if r.status_code == 200}
     for r in replies:
         if r.status_code != 200:
             refused(r, 429, f"maximum of {MAX_SESSIONS} sessions")
@@ -89,7 +90,8 @@ def test_40_concurrent_resets_at_the_limit_never_exceed_it(base_url):
         assert len(ok) == MAX_SESSIONS
         assert httpx.get(f"{base_url}/health").json()["sessions"] == MAX_SESSIONS
     finally:
-        close_all(base_url, ok)
+        for address, session in ok.items():
+            close_all(base_url, [session], address)
     assert httpx.get(f"{base_url}/health").json()["sessions"] == 0
 
 
@@ -107,9 +109,10 @@ def test_per_client_quota_holds_under_concurrency_and_leaves_others_room(base_ur
             if r.status_code != 200:
                 refused(r, 429, f"client 127.0.0.2 holds its quota of {PER_CLIENT} sessions")
         with client(base_url, 3) as other:  # another address still gets sessions
-            mine.append(opened(other, max_steps=50))
+            theirs = opened(other, max_steps=50)
+        close_all(base_url, [theirs], 3)
     finally:
-        close_all(base_url, mine)
+        close_all(base_url, mine, 2)
 
 
 def test_grade_runs_beside_steps_one_per_client_capped_and_cached(base_url):
@@ -146,7 +149,11 @@ def test_grade_runs_beside_steps_one_per_client_capped_and_cached(base_url):
         scripted = graded.json()["scripted"]
         assert scripted["length"] == GRADE_CAP and scripted["step_cap"] == GRADE_CAP
         assert scripted["complete"] is False and scripted["cached"] is False
-        assert graded.json()["fraction_of_scripted"] is None  # no fraction of an episode cut short
+        random = graded.json()["random"]
+        assert random["length"] == GRADE_CAP and random["complete"] is False
+        # no score against reference episodes cut short, and the grade says why
+        assert graded.json()["fraction_of_scripted"] is None and graded.json()["normalised_score"] is None
+        assert "cut at the step cap" in graded.json()["notes"][0]
 
         again = a.post(f"/grade/{long_session}").json()["scripted"]
         assert again["cached"] is True and again["return"] == scripted["return"]
@@ -157,10 +164,12 @@ def test_grade_runs_beside_steps_one_per_client_capped_and_cached(base_url):
         # the short session graded twice: complete, the fraction defined, the second from the cache
         first, second = (a.post(f"/grade/{short_a}").json() for _ in range(2))
         assert first["scripted"]["complete"] and first["scripted"]["length"] == 50
-        assert first["fraction_of_scripted"] is not None
+        assert first["fraction_of_scripted"] is not None and first["random"]["length"] == 50
         assert (first["scripted"]["cached"], second["scripted"]["cached"]) == (False, True)
+        assert second["random"] == {**first["random"], "cached": True}
     finally:
-        close_all(base_url, [long_session, short_a, short_b, stepper])
+        close_all(base_url, [long_session, short_a], 2)
+        close_all(base_url, [short_b, stepper], 3)
         a.close()
         b.close()
 

@@ -15,6 +15,7 @@ from server_process import running_server
 import hivex_jax
 from hivex_jax.core.seeding import adapter_episode_key, adapter_step_key, world_key
 from hivex_jax.eval.rollout import find_scripted_policy
+from hivex_jax.eval.score import SCRIPTED_NOT_ABOVE_RANDOM
 
 httpx = pytest.importorskip("httpx")
 pytest.importorskip("fastapi")
@@ -29,8 +30,10 @@ ULPS = 1e-5  # relative and absolute: float32 rounding, far below any reward or 
 @pytest.fixture(scope="module")
 def base_url():
     # slots for every session the tests open at once (the 32 concurrent ones plus a few), so one program;
-    # a wide batch window so the concurrent test's batches are whole even on a loaded CPU
+    # a wide batch window so the concurrent test's batches are whole even on a loaded CPU; the state and
+    # the public step keys exposed, so served episodes are compared with in-process ones whole
     flags = ["--env", ENV_ID, "--max-sessions", "48", "--initial-slots", "64", "--batch-window-ms", "200"]
+    flags += ["--expose-state"]
     with running_server(*flags) as (_, _, url):
         yield url
 
@@ -76,8 +79,8 @@ def served_vector(observation: dict) -> np.ndarray:
 @pytest.mark.xla_default_code  # the first observation: bit for bit with the default emitters (conftest)
 def test_served_episode_equals_in_process_and_grades_the_scripted_controller_as_one(base_url):
     """The scripted controller played over HTTP: every observation, reward and end flag equals the
-    in-process episode with the same world seed and step keys, the grader scores it 1.0 of the scripted
-    return, and the hidden state matches the in-process state."""
+    in-process episode with the same world seed and step keys, the grader scores it 1.0 (normalised and
+    as a fraction of the scripted return), and the exposed state matches the in-process state."""
     env, params = hivex_jax.make(ENV_ID, max_steps=MAX_STEPS)
     params = env.variant_params(params, task=1, level=3)
     controller = find_scripted_policy(env)
@@ -118,9 +121,14 @@ def test_served_episode_equals_in_process_and_grades_the_scripted_controller_as_
         assert grade["episode"]["return"] == pytest.approx(episode_return, rel=1e-6)
         assert grade["scripted"]["return"] == pytest.approx(episode_return, rel=1e-5)
         assert grade["fraction_of_scripted"] == pytest.approx(1.0, rel=1e-5)
+        assert grade["random"]["complete"] and grade["random"]["length"] == MAX_STEPS
+        if grade["random"]["return"] < episode_return - 1e-3 * abs(episode_return):  # a usable scale
+            assert grade["normalised_score"] == pytest.approx(1.0, rel=1e-4)
+        else:  # six steps can leave random level with scripted: no scale, said so
+            assert grade["normalised_score"] is None and SCRIPTED_NOT_ABOVE_RANDOM in grade["notes"]
 
         state = client.get(f"/state/{session}").json()
-        assert state["state"]["step"] == MAX_STEPS
+        assert state["state_exposed"] is True and state["state"]["step"] == MAX_STEPS
         np.testing.assert_allclose(
             np.asarray(state["state"]["facing_angle"], np.float32),
             np.asarray(reference_state.facing_angle),
@@ -244,7 +252,9 @@ def test_visual_encoding_choice_and_env_description(base_url):
     env, params = hivex_jax.make(ENV_ID)
     with httpx.Client(base_url=base_url, timeout=300) as client:
         described = client.get(f"/envs/{ENV_ID}").json()
+        meanings = described["action"].pop("meanings")
         assert described["action"] == {"continuous": 0, "discrete_branches": list(env.discrete_branches)}
+        assert meanings["discrete"][0]["options"][0] == "no-op" and meanings["continuous"] == []
         assert described["observation"]["fields"] == {
             k: [v.start, v.stop] for k, v in env.observation_layout().items()
         }

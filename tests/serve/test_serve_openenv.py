@@ -333,7 +333,7 @@ def test_the_manifest_names_an_importable_app_serving_its_one_env(monkeypatch):
     from starlette.testclient import TestClient
 
     from hivex_jax.serve import asgi
-    from hivex_jax.serve.openenv import manifest
+    from hivex_jax.serve.manifest import manifest
 
     assert asgi.APPS == {
         "wind_farm_control": "WindFarmControl-v0",
