@@ -12,6 +12,7 @@ import csv
 from pathlib import Path
 from typing import Any
 
+from hivex_jax.eval import score
 from hivex_jax.eval.hivex_cells import Cell
 from hivex_jax.eval.hivex_published import level_key, load_published, published_table
 
@@ -39,6 +40,8 @@ CELL_COLUMNS = (
     "heldout_stochastic_seed_min",
     "heldout_scripted",
     "heldout_random",
+    "heldout_greedy_normalised",
+    "heldout_stochastic_normalised",
     "heldout_worlds",
     "measured_on",
     "jax_version",
@@ -64,6 +67,14 @@ def policy_value(
     if block is None:
         return None
     return block["cell"] if protocol == "hivex" else block["summary"].get(key)
+
+
+def heldout_normalised(record: dict[str, Any] | None, policy: str) -> float | None:
+    """A trained policy's held-out normalised score in a cell record (`score.normalised_score` of its mean
+    return by the scripted and random means on the same worlds); None where not measured or where scripted
+    does not beat random."""
+    values = [policy_value(record, "held_out", p) for p in (policy, "scripted", "random")]
+    return None if None in values else score.as_json(score.normalised_score(*values))
 
 
 def _worlds(held: dict[str, Any]) -> str:
@@ -103,6 +114,8 @@ def cell_rows(records: dict[Cell, dict[str, Any]]) -> list[dict[str, Any]]:
                 "heldout_stochastic_seed_min": policy_value(record, "held_out", "stochastic", "seed_min"),
                 "heldout_scripted": policy_value(record, "held_out", "scripted", "mean"),
                 "heldout_random": policy_value(record, "held_out", "random", "mean"),
+                "heldout_greedy_normalised": heldout_normalised(record, "greedy"),
+                "heldout_stochastic_normalised": heldout_normalised(record, "stochastic"),
                 "heldout_worlds": _worlds(held),
                 "measured_on": " ".join(sorted(set((record.get("measured_on") or {}).values()))),
                 "jax_version": summary.get("jax_version"),

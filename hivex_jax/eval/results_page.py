@@ -39,7 +39,7 @@ from hivex_jax.eval.result_records import (
     vanished,
     write_record,
 )
-from hivex_jax.eval.results_csv import CELLS_FILE, SEEDS_FILE, policy_value, write_csvs
+from hivex_jax.eval.results_csv import CELLS_FILE, SEEDS_FILE, heldout_normalised, policy_value, write_csvs
 from hivex_jax.eval.results_trends import (
     BOOTSTRAP_RESAMPLES,
     MIN_CELLS,
@@ -50,6 +50,7 @@ from hivex_jax.eval.results_trends import (
     trend_panels,
     write_trend_figures,
 )
+from hivex_jax.eval.score import scripted_beats_random
 
 #: relative spread (max - min over |mean|) below which a published level series counts as flat
 FLAT_SPREAD = 0.02
@@ -232,6 +233,18 @@ def _ci(summary: dict[str, Any]) -> str:
 def _both(result: dict[str, Any] | None, policy: str) -> str:
     """ "HIVEX-protocol / held-out" value of a baseline policy."""
     return f"{_fmt(policy_value(result, 'hivex', policy))} / {_fmt(policy_value(result, 'held_out', policy))}"
+
+
+def _normalised(result: dict[str, Any] | None) -> str:
+    """The held-out normalised score of IPPO greedy / stochastic (`results_csv.heldout_normalised`), or why
+    there is none: "—" (not run), "— (scripted ≤ random)" where the scripted controller does not beat
+    random on the held-out worlds."""
+    scripted, random = (policy_value(result, "held_out", p) for p in ("scripted", "random"))
+    if scripted is None or random is None:
+        return "—"
+    if not scripted_beats_random(scripted, random):
+        return "— (scripted ≤ random)"
+    return " / ".join(_fmt(heldout_normalised(result, p), 2) for p in ("greedy", "stochastic"))
 
 
 def _comparable(cell: Cell, result: dict[str, Any] | None) -> str:
@@ -497,8 +510,8 @@ def env_section(
         "",
         f"| task | {level_head} | HIVEX test mean | HIVEX best run | ours, HIVEX protocol (IPPO stochastic) "
         "| ours held-out, IPPO greedy | ours held-out, IPPO stochastic | scripted (HIVEX / held-out) "
-        "| random (HIVEX / held-out) | comparable? |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| random (HIVEX / held-out) | normalised score, held-out (greedy / stochastic) | comparable? |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for task, row in test["rows"].items():
         for level in _level_cols(env):
@@ -511,7 +524,7 @@ def env_section(
                 f"| {task} {env['task_names'][task]} | {_level_label(env_id, level)} | {_pub(row[level])} "
                 f"| {_pub(best['rows'][task][level])} | {_fmt(policy_value(result, 'hivex', 'stochastic'))} "
                 f"| {greedy} | {stochastic} | {_both(result, 'scripted')} | {_both(result, 'random')} "
-                f"| {_comparable(cell, result)} |"
+                f"| {_normalised(result)} | {_comparable(cell, result)} |"
             )
     out.append("")
     if info.notes:
@@ -776,9 +789,10 @@ def render_page(
         "the per-seed scores an rliable aggregate needs). Columns: returns are per agent and episode as on "
         "this page; `heldout_<policy>_mean` is the mean over training seeds of each seed's mean over the "
         "held-out worlds (`heldout_worlds`), `_ci95` its Student-t 95% half-width, `_seed_min` the lowest "
-        "seed's; `ours_hivex_protocol_stochastic` and the `_hivex_protocol` baselines are HIVEX-protocol "
-        "cell values; `hivex_test_mean` / `hivex_best_run` are HIVEX's (IPPO rows only); an empty field "
-        "was not measured.",
+        "seed's; `heldout_<policy>_normalised` is that mean's normalised score (see below; empty where "
+        "scripted does not beat random); `ours_hivex_protocol_stochastic` and the `_hivex_protocol` "
+        "baselines are HIVEX-protocol cell values; `hivex_test_mean` / `hivex_best_run` are HIVEX's (IPPO "
+        "rows only); an empty field was not measured.",
         "",
         *([provenance, ""] if provenance else []),
         "What the columns are:",
@@ -798,6 +812,11 @@ def render_page(
         "- **scripted / random**: the env's scripted controller and uniform random actions, under both "
         "protocols (HIVEX protocol first; each plays one run: the protocol's step keys are the same in "
         "every run, so more runs of a policy without parameters would repeat the first).",
+        "- **normalised score, held-out**: (R - R_random) / (R_scripted - R_random) of the held-out mean "
+        "returns on the same worlds (`hivex_jax.eval.score`): 0 = random, 1 = the scripted controller, "
+        "rising with the return whatever the baselines' signs. Where the scripted controller does not beat "
+        "random (e.g. tasks whose reward it was not written for) there is no scale: `— (scripted ≤ "
+        "random)`, never a ratio.",
         "- Returns are per-agent undiscounted episode returns in every column. `—` = not run (or no such "
         f"policy). {GPU_BUDGET} = a cell the 2-core CPU cannot afford ({_gpu_budget_envs()}); "
         "`python scripts/hivex_results.py run --gpu` trains "

@@ -114,7 +114,8 @@ def test_results_table_rows(results_folder):
     # 2 x 9 WFC + 3 x 10 WRM + 7 x 10 DBR + 4 OPC + 9 x 10 AWS published cells; 3 WFC cells complete
     assert "3 of 212 published cells have both our results" in page
     row = _row(page, "| 0 Generate Energy (main) | 0 |")
-    # task, pattern, HIVEX test mean, best run, ours HIVEX protocol, greedy, stochastic, scripted, random, why
+    # task, pattern, HIVEX test mean, best run, ours HIVEX protocol, greedy, stochastic, scripted, random,
+    # normalised score, why
     assert row[2:9] == [
         "4605.9",
         "4611.6",
@@ -124,13 +125,15 @@ def test_results_table_rows(results_folder):
         "4900.0 / 4950.0",
         "1250.0 / 1200.0",
     ]
-    assert "in magnitude only" in row[9] and "×0.01" in row[9] and "runs" not in row[9]
+    # held-out normalised score: (4400 - 1200) / (4950 - 1200), (4300 - 1200) / (4950 - 1200)
+    assert row[9] == "0.85 / 0.83"
+    assert "in magnitude only" in row[10] and "×0.01" in row[10] and "runs" not in row[10]
     not_run = _row(page, "| 0 Generate Energy (main) | 3 |")
     assert not_run[2] == "4594.0" and not_run[4:9] == ["—", "—", "—", "— / —", "— / —"]
-    assert not_run[9] == "not run"
+    assert not_run[9] == "—" and not_run[10] == "not run"
     wrm = _row(page, "| 0 Distribute Resources (main) | 1 |")
     assert wrm[2] == "92.7" and wrm[3] == "93.92" and wrm[4] == "—" and wrm[5] == "140.0 ± 10.0"
-    assert "no HIVEX-protocol run" in wrm[9]
+    assert "no HIVEX-protocol run" in wrm[10]
     # every published cell has a row: 2 WFC tasks x 9 patterns, OPC's 4 tasks with no level
     wfc_table = page.split("## Wind Farm Control")[1].split("### Logged statistics")[0]
     assert sum(line.startswith("| 1 Avoid Damage |") for line in wfc_table.splitlines()) == 9
@@ -166,8 +169,8 @@ def test_cells_left_to_a_gpu_are_marked_listed_with_their_command_and_not_counte
     results = results_page.load_results(results_folder)
     page = results_page.render_page(results, "cmd")
     aws_table = page.split(f"(`{aws}`)")[1]
-    assert _row(aws_table, "| 0 Main | 2 |")[9] == "not run"
-    assert _row(aws_table, "| 1 Max Extinguished Trees | 7 |")[9] == hivex_cells.GPU_BUDGET
+    assert _row(aws_table, "| 0 Main | 2 |")[10] == "not run"
+    assert _row(aws_table, "| 1 Max Extinguished Trees | 7 |")[10] == hivex_cells.GPU_BUDGET
     assert (
         sum(hivex_cells.GPU_BUDGET in line for line in aws_table.splitlines() if line.startswith("| ")) == 80
     )

@@ -49,6 +49,9 @@ def test_one_row_per_cell_beside_hivex_published_values(records):
     assert float(wfc["heldout_greedy_mean"]) == greedy["mean"]
     assert float(wfc["heldout_greedy_seed_min"]) == greedy["seed_min"]
     assert float(wfc["ours_hivex_protocol_stochastic"]) == record["hivex"]["policies"]["stochastic"]["cell"]
+    scripted, random = float(wfc["heldout_scripted"]), float(wfc["heldout_random"])
+    normalised = (greedy["mean"] - random) / (scripted - random)  # score.normalised_score
+    assert float(wfc["heldout_greedy_normalised"]) == pytest.approx(normalised, rel=1e-12)
     # MAPPO rows carry ours only: HIVEX published IPPO (parameter-shared PPO)
     mappo = by_cell[(WFC, "mappo", "0", "0")]
     assert mappo["hivex_test_mean"] == "" and mappo["heldout_greedy_mean"] == wfc["heldout_greedy_mean"]
@@ -97,3 +100,17 @@ def test_the_committed_tables_are_those_of_the_committed_records(tmp_path):
     written = results_csv.write_csvs(results_page.load_records(records), tmp_path)
     for path in written:
         assert path.read_text() == (records.parent / path.name).read_text(), path.name
+
+
+def test_no_normalised_score_where_the_scripted_controller_does_not_beat_random():
+    def held(**means):  # a record's held-out part: each policy's mean return
+        return {"held_out": {"policies": {p: {"summary": {"mean": m}} for p, m in means.items()}}}
+
+    # OPC task 3's baselines on world 6000 (scripted -264, random -107): no score, and the page says why
+    upside_down = held(greedy=-0.67, stochastic=-50.0, scripted=-264.0, random=-107.0)
+    assert results_csv.heldout_normalised(upside_down, "greedy") is None
+    assert results_page._normalised(upside_down) == "— (scripted ≤ random)"
+    ordered = held(greedy=-0.67, stochastic=-50.0, scripted=816.7, random=-94.7)
+    assert results_csv.heldout_normalised(ordered, "greedy") == pytest.approx(94.03 / 911.4)
+    assert results_page._normalised(ordered) == "0.10 / 0.05"  # two decimals, as the page shows
+    assert results_page._normalised(None) == "—"
