@@ -129,6 +129,7 @@ TEMPLATE: dict[str, FileContract] = {
             "TASK_WEIGHTS": Value(tuple, tuple),
         },
     ),
+    "types.py": FileContract("the state class and the pytree types the package's modules share", {}),
     "generator.py": FileContract("world seed -> world", {}),
     "dynamics.py": FileContract("how the world and the agents move one decision (step_env's mechanics)", {}),
     "observations.py": FileContract(
@@ -137,7 +138,7 @@ TEMPLATE: dict[str, FileContract] = {
     "rewards.py": FileContract("one function per reward term, unweighted", {}),
     "render.py": FileContract("the top-down picture", {}),
     "heuristics.py": FileContract("the scripted controller", {"scripted_policy": Function(ScriptedPolicy)}),
-    "env.py": FileContract("the state class and the Environment subclass", {}),
+    "env.py": FileContract("the Environment subclass", {}),
     "worlds.py": FileContract(
         "what a world is (its fields) and how a state exports and imports one",
         {
@@ -161,7 +162,9 @@ TEMPLATE: dict[str, FileContract] = {
 EXTRAS: dict[str, dict[str, str]] = {
     "wind_farm_control": {
         "layouts.py": "the real farms' turbine coordinates (Horns Rev 1, Lillgrund)",
-        "wakes.py": "the optional wake models (Gauss, Jensen)",
+        "wakes.py": "the optional wakes' farm solver and the env's waked power",
+        "wake_models.py": "the wake models' equations (Gauss, Jensen-Jimenez, Crespo-Hernandez)",
+        "turbine.py": "the wakes' NREL 5 MW turbine (power and thrust tables, rotor points)",
     },
 }
 #: what every env class defines itself (not inherited from Environment), with the attributes' types
@@ -263,7 +266,17 @@ def test_make_default_and_public_names(package):
     assert pkg.make_default.static_options == cls.static_options
     state_classes = [n for n in pkg.__all__ if n.endswith("State")]
     assert {cls.__name__, cls.params_type.__name__, "make_default", "scripted_policy"} <= set(pkg.__all__)
-    assert len(state_classes) == 1 and getattr(pkg, state_classes[0]).__module__ == cls.__module__
+    assert len(state_classes) == 1
+    # the state lives in types.py, which imports no other module of its package (no import circle)
+    assert getattr(pkg, state_classes[0]).__module__ == f"hivex_jax.envs.{package}.types"
+    tree = ast.parse((ENVS_DIR / package / "types.py").read_text())
+    own = [
+        n.module
+        for n in ast.walk(tree)
+        if isinstance(n, ast.ImportFrom)
+        and (n.level or (n.module or "").startswith(f"hivex_jax.envs.{package}"))
+    ]
+    assert not own, f"{package}/types.py imports its own package's modules: {own}"
 
 
 @pytest.mark.parametrize("package", PACKAGES)

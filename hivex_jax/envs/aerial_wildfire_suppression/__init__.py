@@ -1,8 +1,9 @@
 """Aerial Wildfire Suppression (AerialWildfireSuppression-v0)."""
 
-from hivex_jax.envs.aerial_wildfire_suppression.env import AerialWildfireState, AerialWildfireSuppression
+from hivex_jax.envs.aerial_wildfire_suppression.env import AerialWildfireSuppression
 from hivex_jax.envs.aerial_wildfire_suppression.heuristics import scripted_policy
 from hivex_jax.envs.aerial_wildfire_suppression.params import AerialWildfireParams
+from hivex_jax.envs.aerial_wildfire_suppression.types import AerialWildfireState
 
 
 def make_default(**static) -> AerialWildfireSuppression:

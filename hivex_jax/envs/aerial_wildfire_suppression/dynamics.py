@@ -13,17 +13,13 @@ uniform per cell per step serves all three (a cell is in one state at a time).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from hivex_jax.envs.aerial_wildfire_suppression.generator import (
-    Weather,
-    cell_centres,
-    island_half_extent,
-)
+from hivex_jax.envs.aerial_wildfire_suppression.generator import cell_centres, island_half_extent
 from hivex_jax.envs.aerial_wildfire_suppression.params import (
     BURNING,
     BURNT,
@@ -33,11 +29,9 @@ from hivex_jax.envs.aerial_wildfire_suppression.params import (
     WET,
     AerialWildfireParams,
 )
+from hivex_jax.envs.aerial_wildfire_suppression.types import AerialWildfireState, Weather
 from hivex_jax.procgen.fire import NEIGHBOUR_OFFSETS
 from hivex_jax.procgen.noise import hash_uniform
-
-if TYPE_CHECKING:
-    from hivex_jax.envs.aerial_wildfire_suppression.env import AerialWildfireState
 
 #: unit direction (x, z) of spread from each neighbour to the cell, f32[8, 2]
 SPREAD_DIRECTIONS = np.asarray(

@@ -7,11 +7,10 @@ from typing import ClassVar
 
 import jax
 import jax.numpy as jnp
-from flax import struct
 
 from hivex_jax.core import spaces
 from hivex_jax.core.bounds import check_static_options
-from hivex_jax.core.environment import Environment, EnvState, StepOutput
+from hivex_jax.core.environment import Environment, StepOutput
 from hivex_jax.core.rewards import assemble_rewards
 from hivex_jax.envs.aerial_wildfire_suppression import dynamics, generator, heuristics, render, rewards
 from hivex_jax.envs.aerial_wildfire_suppression.dynamics import (
@@ -23,7 +22,6 @@ from hivex_jax.envs.aerial_wildfire_suppression.dynamics import (
     tree_counts,
     weather_now,
 )
-from hivex_jax.envs.aerial_wildfire_suppression.generator import Weather
 from hivex_jax.envs.aerial_wildfire_suppression.observations import (
     LAYOUT,
     UNSEEN,
@@ -61,28 +59,10 @@ from hivex_jax.envs.aerial_wildfire_suppression.params import (
     TOO_CLOSE_TO_VILLAGE,
     AerialWildfireParams,
 )
+from hivex_jax.envs.aerial_wildfire_suppression.types import AerialWildfireState
 
 #: largest drop radius (m) the static drop windows hold; larger `drop_radius` values act as this
 MAX_DROP_RADIUS = 130.0
-
-
-@struct.dataclass
-class AerialWildfireState(EnvState):
-    cells: jax.Array  # uint8[G, G], island cell codes (params.py)
-    slope: jax.Array  # f32[B, B, 2], terrain gradient per 4 x 4-cell block
-    village: jax.Array  # f32[2], village centre (m)
-    weather: Weather
-    position: jax.Array  # f32[A, 2], metres (x, z)
-    heading: jax.Array  # f32[A], rad, CCW from +x
-    holding: jax.Array  # bool[A], holding water
-    in_zone: jax.Array  # bool[A], over the pick-up water at the previous step
-    target: jax.Array  # f32[A, 3], closest observed tree memory (x / 750, z / 750, burning)
-    found_fire: jax.Array  # bool[A]
-    found_village: jax.Array  # bool[A]
-    burning_count: jax.Array  # i32[]
-    num_trees: jax.Array  # i32[], trees on the island (constant: trees only change state)
-    fire_out_paid: jax.Array  # bool[]
-    village_penalty_paid: jax.Array  # bool[]
 
 
 def _half_window(radius_m: float, grid_size: int) -> int:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import numpy as np
-from flax import struct
 
 from hivex_jax.envs.aerial_wildfire_suppression.params import (
     BARE,
@@ -28,6 +27,7 @@ from hivex_jax.envs.aerial_wildfire_suppression.params import (
     WET,
     AerialWildfireParams,
 )
+from hivex_jax.envs.aerial_wildfire_suppression.types import Weather
 from hivex_jax.procgen.fields import FourierField
 from hivex_jax.procgen.noise import fbm_from_lattices, hash_uniform, lattice_sizes
 
@@ -78,18 +78,6 @@ def draws_needed(num_agents: int, blocks: int) -> int:
     """How many uniforms one world's generation takes (terrain, village, forest seed and an episode)."""
     lattice = sum((c + 1) ** 2 for c in lattice_sizes(blocks + 1, TERRAIN_BASE_CELLS, TERRAIN_OCTAVES))
     return lattice + 2 + 1 + episode_draws_needed(num_agents)
-
-
-@struct.dataclass
-class Weather:
-    """Per-world weather: base values and slow time variations (time-only Fourier fields)."""
-
-    wind_angle: jax.Array  # f32[], rad, direction the wind blows towards (CCW from +x)
-    wind_speed: jax.Array  # f32[], 0..1
-    temperature: jax.Array  # f32[], deg C
-    humidity: jax.Array  # f32[], percent
-    overcast: jax.Array  # f32[], 0..1
-    drift: FourierField  # leaves with a leading [WEATHER_CHANNELS] axis
 
 
 def island_half_extent(params: AerialWildfireParams) -> jax.Array:

@@ -9,10 +9,11 @@ from hivex_jax.core import draw
 from hivex_jax.envs.aerial_wildfire_suppression.dynamics import forward
 from hivex_jax.envs.aerial_wildfire_suppression.observations import colours, hill_shade, sample_ground
 from hivex_jax.envs.aerial_wildfire_suppression.params import AerialWildfireParams
+from hivex_jax.envs.aerial_wildfire_suppression.types import AerialWildfireState
 from hivex_jax.procgen.fields import grid_points
 
 
-def render_world(state, params: AerialWildfireParams, size: int) -> jax.Array:
+def render_world(state: AerialWildfireState, params: AerialWildfireParams, size: int) -> jax.Array:
     """uint8[size, size, 3]. Island cells as the cameras see them (green trees, orange fire, dark burnt,
     teal wet, blue lakes, light village), sea, the village's 150 m danger ring (red), each plane's camera
     footprint (thin white square) and the planes (white disc = holding water, yellow = empty, grey = out),

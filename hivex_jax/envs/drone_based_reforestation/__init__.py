@@ -1,9 +1,10 @@
 """Drone-Based Reforestation (DroneBasedReforestation-v0)."""
 
 from hivex_jax.core.frame_stack import FrameStack
-from hivex_jax.envs.drone_based_reforestation.env import DroneBasedReforestation, DroneState
+from hivex_jax.envs.drone_based_reforestation.env import DroneBasedReforestation
 from hivex_jax.envs.drone_based_reforestation.heuristics import scripted_policy
 from hivex_jax.envs.drone_based_reforestation.params import DroneParams
+from hivex_jax.envs.drone_based_reforestation.types import DroneState
 
 
 def make_default(**static) -> FrameStack:

@@ -14,23 +14,21 @@ The battery drains per substep (faster with a seed) and recharges at the station
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 
 from hivex_jax.envs.drone_based_reforestation import rewards
-from hivex_jax.envs.drone_based_reforestation.generator import World, ground_height, terrain_shape
+from hivex_jax.envs.drone_based_reforestation.generator import ground_height, terrain_shape
 from hivex_jax.envs.drone_based_reforestation.params import (
     LANDSCAPE_DRONE_HEIGHT,
     STATION_ALWAYS,
     STATION_TERMS,
     DroneParams,
 )
+from hivex_jax.envs.drone_based_reforestation.types import DroneState, World
 from hivex_jax.procgen.terrain import disc_union_distance
-
-if TYPE_CHECKING:
-    from hivex_jax.envs.drone_based_reforestation.env import DroneState
 
 THROTTLE, STEER, CLIMB = 0, 1, 2
 FAR = 1.0e4  # distance reported when there is no tree of a kind

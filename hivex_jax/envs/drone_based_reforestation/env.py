@@ -6,14 +6,12 @@ from typing import ClassVar
 
 import jax
 import jax.numpy as jnp
-from flax import struct
 
 from hivex_jax.core import spaces
 from hivex_jax.core.bounds import check_static_options
-from hivex_jax.core.environment import Environment, EnvState, StepOutput
+from hivex_jax.core.environment import Environment, StepOutput
 from hivex_jax.core.rewards import assemble_rewards
 from hivex_jax.envs.drone_based_reforestation import dynamics, generator, heuristics, render, rewards
-from hivex_jax.envs.drone_based_reforestation.generator import World
 from hivex_jax.envs.drone_based_reforestation.observations import LAYOUT, VECTOR_SIZE, camera, vector_obs
 from hivex_jax.envs.drone_based_reforestation.params import (
     DEFAULT_NUM_AGENTS,
@@ -36,33 +34,7 @@ from hivex_jax.envs.drone_based_reforestation.params import (
     TASK_NAMES,
     DroneParams,
 )
-
-
-@struct.dataclass
-class DroneState(EnvState):
-    world: World
-    position: jax.Array  # f32[A, 3] (x, y, z), y up
-    yaw: jax.Array  # f32[A], rad; forward = (cos, sin) in (x, z)
-    speed: jax.Array  # f32[A], m/s forward
-    climb_rate: jax.Array  # f32[A], m/s
-    ground: jax.Array  # f32[A], ground / lake-surface height under the drone
-    shape_below: jax.Array  # f32[A], terrain shape under the drone (< water_level: over a lake)
-    energy: jax.Array  # f32[A] in [0, 1]
-    holding_seed: jax.Array  # bool[A]
-    at_station: jax.Array  # bool[A], within the charging radius after the last decision
-    pick_up_earned: jax.Array  # bool[A], the next pick-up pays (first seed, or after a valid drop)
-    grounded: jax.Array  # bool[A], battery empty and out_of_energy_ends_episode == 0
-    found_tree: jax.Array  # bool[A], Find Close Tree already paid
-    run_back_active: jax.Array  # bool[A], returning after a drop
-    run_back_quality: jax.Array  # f32[A], r_bm of the last drop
-    run_back_start: jax.Array  # f32[A], increments to the station at the drop
-    run_back_best: jax.Array  # f32[A], fewest increments reached since
-    best_potential: jax.Array  # f32[A], highest reforestation potential found
-    best_height: jax.Array  # f32[A], highest point found
-    trip_distance: jax.Array  # f32[A], furthest from the station since the last return (m)
-    furthest_distance: jax.Array  # f32[A], furthest from the station this episode (m)
-    planted: jax.Array  # f32[P, 2], dropped seeds (ring buffer, newest overwrite oldest)
-    planted_count: jax.Array  # i32[], seeds dropped on land so far
+from hivex_jax.envs.drone_based_reforestation.types import DroneState
 
 
 class DroneBasedReforestation(Environment):

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
-from flax import struct
 
 from hivex_jax.core.seeding import seed_from_key
 from hivex_jax.envs.drone_based_reforestation.params import (
@@ -41,6 +40,7 @@ from hivex_jax.envs.drone_based_reforestation.params import (
     TERRAIN_LEVELS_LINEAR,
     DroneParams,
 )
+from hivex_jax.envs.drone_based_reforestation.types import World
 from hivex_jax.procgen.terrain import hashed_uniform, plane_wave_field, random_plane_waves
 
 TERRAIN_WAVES = 12
@@ -53,21 +53,6 @@ TERRAIN_GRID = 64
 
 # hash streams (one per independent draw)
 _S_TERRAIN, _S_FOREST_NOISE, _S_CANDIDATES, _S_RADII, _S_STATION, _S_SPAWN = 1, 2, 3, 4, 5, 6
-
-
-@struct.dataclass
-class World:
-    """One generated world (read-only during the episode)."""
-
-    terrain_waves: jax.Array  # f32[K, 2]
-    terrain_phases: jax.Array  # f32[K]
-    forest_centres: jax.Array  # f32[N, 2], (x, z)
-    forest_radii: jax.Array  # f32[N]; ABSENT_RADIUS for unused patches
-    station_xz: jax.Array  # f32[2]
-    station: jax.Array  # f32[3] (x, y, z): the station's hover point, where drones spawn and charge
-    # f32[TERRAIN_GRID, TERRAIN_GRID] a file world's terrain shape (row 0 north); None: analytic only
-    terrain_grid: jax.Array | None = None
-    terrain_gridded: jax.Array | None = None  # bool[], use `terrain_grid` instead of the plane waves
 
 
 def level_amplitude(params: DroneParams) -> jax.Array:

@@ -32,9 +32,10 @@ import jax
 import jax.numpy as jnp
 
 from hivex_jax.envs.drone_based_reforestation.dynamics import forward_xz, right_xz
-from hivex_jax.envs.drone_based_reforestation.generator import World, select_shape, shape_from_field
+from hivex_jax.envs.drone_based_reforestation.generator import select_shape, shape_from_field
 from hivex_jax.envs.drone_based_reforestation.params import DroneParams
 from hivex_jax.envs.drone_based_reforestation.rewards import reforestation_potential
+from hivex_jax.envs.drone_based_reforestation.types import World
 from hivex_jax.procgen.terrain import (
     disc_union_distance_on_grid,
     grid_squared_distances,

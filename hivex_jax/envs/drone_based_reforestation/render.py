@@ -11,6 +11,7 @@ from hivex_jax.envs.drone_based_reforestation.dynamics import forward_xz
 from hivex_jax.envs.drone_based_reforestation.generator import terrain_shape
 from hivex_jax.envs.drone_based_reforestation.params import DroneParams
 from hivex_jax.envs.drone_based_reforestation.rewards import reforestation_potential
+from hivex_jax.envs.drone_based_reforestation.types import DroneState
 from hivex_jax.procgen.fields import grid_points
 from hivex_jax.procgen.terrain import disc_union_distance
 
@@ -26,7 +27,7 @@ DRONE_SEED = jnp.asarray([1.00, 0.55, 0.10])
 DRONE_OUT = jnp.asarray([0.45, 0.45, 0.45])
 
 
-def render_world(state, params: DroneParams, size: int) -> jax.Array:
+def render_world(state: DroneState, params: DroneParams, size: int) -> jax.Array:
     """uint8[size, size, 3] of the whole arena (x right, z up). Ground shade = terrain height; blue =
     lakes; dark green = forest; yellow-green tint = reforestation band (brighter = higher potential);
     white ring = charging radius; small green dots = planted seeds; drones (discs >= 7 px across, dark

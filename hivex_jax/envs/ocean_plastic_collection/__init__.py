@@ -1,9 +1,10 @@
 """Ocean Plastic Collection (OceanPlasticCollection-v0)."""
 
 from hivex_jax.core.frame_stack import FrameStack
-from hivex_jax.envs.ocean_plastic_collection.env import OceanPlasticCollection, OceanPlasticState
+from hivex_jax.envs.ocean_plastic_collection.env import OceanPlasticCollection
 from hivex_jax.envs.ocean_plastic_collection.heuristics import scripted_policy
 from hivex_jax.envs.ocean_plastic_collection.params import OceanPlasticParams
+from hivex_jax.envs.ocean_plastic_collection.types import OceanPlasticState
 
 
 def make_default(**static) -> FrameStack:

@@ -10,15 +10,13 @@ turns and coasts when the throttle is off. Top speed is thrust / forward_drag (0
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 
 from hivex_jax.envs.ocean_plastic_collection.params import PARKED, OceanPlasticParams
-
-if TYPE_CHECKING:
-    from hivex_jax.envs.ocean_plastic_collection.env import OceanPlasticState
+from hivex_jax.envs.ocean_plastic_collection.types import OceanPlasticState
 
 THROTTLE_NOOP, THROTTLE_ACCELERATE = 0, 1
 STEER_NOOP, STEER_RIGHT, STEER_LEFT = 0, 1, 2

@@ -6,11 +6,10 @@ from typing import ClassVar
 
 import jax
 import jax.numpy as jnp
-from flax import struct
 
 from hivex_jax.core import spaces
 from hivex_jax.core.bounds import check_static_options
-from hivex_jax.core.environment import Environment, EnvState, StepOutput
+from hivex_jax.core.environment import Environment, StepOutput
 from hivex_jax.core.rewards import Rewards, assemble_rewards
 from hivex_jax.envs.ocean_plastic_collection import dynamics, generator, heuristics, render, rewards
 from hivex_jax.envs.ocean_plastic_collection.observations import (
@@ -46,25 +45,9 @@ from hivex_jax.envs.ocean_plastic_collection.params import (
     TASK_NAMES,
     OceanPlasticParams,
 )
+from hivex_jax.envs.ocean_plastic_collection.types import OceanPlasticState
 
 GLOBAL_TRASH_BINS = 8  # global_state carries an 8 x 8 histogram of the pebbles
-
-
-@struct.dataclass
-class OceanPlasticState(EnvState):
-    positions: jax.Array  # f32[A, 2], metres (x, z)
-    velocities: jax.Array  # f32[A, 2], metres per physics sub-step
-    forward: jax.Array  # f32[A, 2], unit heading vectors (x, z)
-    pebble_x: jax.Array  # f32[N], metres (stored per coordinate: (N, 2) vectorises badly on CPUs)
-    pebble_z: jax.Array  # f32[N], metres; collected pebbles sit at PARKED when respawn is off
-    collected_total: jax.Array  # f32[A], pebbles collected this episode (eq. 14's t_i)
-    nearby_reference: jax.Array  # f32[A], ntc_old of eq. 20-22 (or the running max)
-    respawn_x: jax.Array  # f32[R], the next R respawn positions (drawn one step ahead, see step_env)
-    respawn_z: jax.Array  # f32[R]
-    trash_map: generator.TrashMap
-    rng_seed: jax.Array  # u32[], hash seed of this world's respawn draws
-    # bool[OBSTACLE_GRID, OBSTACLE_GRID] a file world's islands (none generated); None without the option
-    obstacles: jax.Array | None
 
 
 class OceanPlasticCollection(Environment):

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
-from flax import struct
 
 from hivex_jax.core.seeding import seed_from_key
 from hivex_jax.envs.ocean_plastic_collection.dynamics import on_obstacle
@@ -31,23 +30,11 @@ from hivex_jax.envs.ocean_plastic_collection.params import (
     RESPAWN_SLOTS,
     OceanPlasticParams,
 )
+from hivex_jax.envs.ocean_plastic_collection.types import TrashMap
 from hivex_jax.procgen.noise import hash_uniform
 
 #: uniforms one trash draw consumes: mixture choice, spot/cell choice, 3 offsets per axis
 UNIFORMS_PER_DRAW = 8
-
-
-@struct.dataclass
-class TrashMap:
-    """One world's trash population map (drawn at reset, read by respawns and `render`)."""
-
-    hotspot_x: jax.Array  # f32[H], centre x, metres
-    hotspot_z: jax.Array  # f32[H], centre z, metres
-    hotspot_radii: jax.Array  # f32[H], std of the near-Gaussian offset, metres
-    hotspot_weights: jax.Array  # f32[H], probabilities (0 for unused slots)
-    hotspot_cumulative: jax.Array  # f32[H]
-    background_weights: jax.Array  # f32[L*L], cell probabilities, index = row_z * L + column_x
-    background_cumulative: jax.Array  # f32[L*L]
 
 
 #: salts of the hash streams drawn at reset (the respawn draws of step t use salt t + 1, far below)

@@ -9,6 +9,7 @@ from hivex_jax.core import draw
 from hivex_jax.envs.ocean_plastic_collection.generator import trash_density
 from hivex_jax.envs.ocean_plastic_collection.observations import VISUAL_SIZE
 from hivex_jax.envs.ocean_plastic_collection.params import OceanPlasticParams
+from hivex_jax.envs.ocean_plastic_collection.types import OceanPlasticState
 from hivex_jax.procgen.fields import grid_points
 
 #: vessel colours (cycled): orange, magenta, yellow, cyan, ...
@@ -17,7 +18,7 @@ VESSEL_COLOURS = jnp.asarray(
 )
 
 
-def render_sea(state, params: OceanPlasticParams, size: int) -> jax.Array:
+def render_sea(state: OceanPlasticState, params: OceanPlasticParams, size: int) -> jax.Array:
     """uint8[size, size, 3]. Sea shade = trash population map (lighter = more trash); white dots =
     pebbles; red square = the border; discs = vessels (grey once out) with a heading tick and their
     rotating 25 x 25 sensor window."""

@@ -23,6 +23,7 @@ from hivex_jax.core.world_spec import ARRAY, GRID, FieldSpec
 from hivex_jax.envs.ocean_plastic_collection import generator
 from hivex_jax.envs.ocean_plastic_collection.observations import local_frame, nearest_neighbour, observe
 from hivex_jax.envs.ocean_plastic_collection.params import BACKGROUND_LATTICE, OBSTACLE_GRID, RESPAWN_SLOTS
+from hivex_jax.envs.ocean_plastic_collection.types import TrashMap
 
 FIELDS = (
     FieldSpec("hotspot_x", ARRAY, (-2000.0, 2000.0), doc="f32[H] hot-spot centres x, metres"),
@@ -82,13 +83,13 @@ def _normalised(weights: jax.Array) -> jax.Array:
     return jnp.where(total > 0, weights / jnp.where(total > 0, total, 1.0), weights)
 
 
-def trash_map(world: dict[str, jax.Array]) -> generator.TrashMap:
+def trash_map(world: dict[str, jax.Array]) -> TrashMap:
     """A `TrashMap` from world fields (weights normalised, cumulative sums recomputed)."""
     hot = _normalised(world["hotspot_weights"])
     background = _normalised(world["background"].reshape(-1))
     # an empty background image would leave no cell to draw from: fall back to uniform
     background = jnp.where(jnp.sum(background) > 0, background, 1.0 / background.shape[0])
-    return generator.TrashMap(
+    return TrashMap(
         hotspot_x=world["hotspot_x"],
         hotspot_z=world["hotspot_z"],
         hotspot_radii=jnp.maximum(world["hotspot_radii"], 1e-3),

@@ -1,9 +1,10 @@
 """Wildfire Resource Management (WildfireResourceManagement-v0)."""
 
 from hivex_jax.core.frame_stack import FrameStack
-from hivex_jax.envs.wildfire_resource_management.env import WildfireResourceManagement, WildfireState
+from hivex_jax.envs.wildfire_resource_management.env import WildfireResourceManagement
 from hivex_jax.envs.wildfire_resource_management.heuristics import scripted_policy
 from hivex_jax.envs.wildfire_resource_management.params import WildfireParams
+from hivex_jax.envs.wildfire_resource_management.types import WildfireState
 
 #: HIVEX stacks the 7-float vector observation twice (14 inputs).
 STACKED_FRAMES = 2

@@ -20,7 +20,6 @@ way under any policy (as HIVEX's episode lengths, identical across tasks, sugges
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
 
 import jax
 import jax.numpy as jnp
@@ -34,11 +33,9 @@ from hivex_jax.envs.wildfire_resource_management.generator import (
     weather_offsets,
 )
 from hivex_jax.envs.wildfire_resource_management.params import NUM_TOWERS, TOWER_GRID, WildfireParams
+from hivex_jax.envs.wildfire_resource_management.types import WildfireState
 from hivex_jax.procgen.fire import NEIGHBOUR_OFFSETS
 from hivex_jax.procgen.noise import hash_uniform
-
-if TYPE_CHECKING:
-    from hivex_jax.envs.wildfire_resource_management.env import WildfireState
 
 NOOP, ADD, REMOVE = 0, 1, 2
 NO_FIRE_DISTANCE = 1.0e9  # distance reported when a tower sees no fire (reads as "far, not approaching")

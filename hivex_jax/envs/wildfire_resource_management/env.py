@@ -7,11 +7,10 @@ from typing import ClassVar
 import jax
 import jax.numpy as jnp
 import numpy as np
-from flax import struct
 
 from hivex_jax.core import spaces
 from hivex_jax.core.bounds import check_static_options
-from hivex_jax.core.environment import Environment, EnvState, StepOutput
+from hivex_jax.core.environment import Environment, StepOutput
 from hivex_jax.core.rewards import Rewards, assemble_rewards
 from hivex_jax.envs.wildfire_resource_management import dynamics, generator, heuristics, render, rewards
 from hivex_jax.envs.wildfire_resource_management.generator import BURNING, BURNT
@@ -28,29 +27,9 @@ from hivex_jax.envs.wildfire_resource_management.params import (
     WildfireParams,
     task_weight_row,
 )
+from hivex_jax.envs.wildfire_resource_management.types import WildfireState
 
 COARSE_MAP = 8  # global_state carries the fire as an 8 x 8 map of burning / burnt fractions
-
-
-@struct.dataclass
-class WildfireState(EnvState):
-    # World, fixed at reset.
-    heights: jax.Array  # f32[R, R], metres; row 0 north
-    flammability: jax.Array  # f32[R, R], hazard per burning neighbour at the reference weather
-    tower_xyz: jax.Array  # f32[A, 3], (x, elevation, z) of each tower's base
-    tower_weather: jax.Array  # f32[A, 3], local (temperature, humidity, overcast) before the cycle
-    fire_seed: jax.Array  # u32[], per-world seed of the fire's hash RNG
-    wind_angle: jax.Array  # f32[], main direction the wind blows towards (rad)
-    wind_speed: jax.Array  # f32[], m/s
-    wind_phase: jax.Array  # f32[], phase of the wind's swing
-    weather_phase: jax.Array  # f32[], phase of the weather cycle
-    # Changing.
-    fire: jax.Array  # u8[R, R], FUEL / BURNING / BURNT or land cover (generator.py)
-    allocation: jax.Array  # f32[A, 4], resources each tower hands to self and neighbours 1-3
-    fire_position: jax.Array  # f32[A, 3], closest observed burning cell (x, y, z)
-    fire_found: jax.Array  # bool[A], whether the tower sees any fire
-    distance: jax.Array  # f32[A], distance to it now (NO_FIRE_DISTANCE if none)
-    previous_distance: jax.Array  # f32[A], at the previous step
 
 
 class WildfireResourceManagement(Environment):

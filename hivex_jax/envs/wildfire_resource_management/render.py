@@ -9,6 +9,7 @@ import numpy as np
 from hivex_jax.core import draw
 from hivex_jax.envs.wildfire_resource_management import dynamics, rewards
 from hivex_jax.envs.wildfire_resource_management.params import WildfireParams
+from hivex_jax.envs.wildfire_resource_management.types import WildfireState
 
 # Colour of each cell phase (generator.py order: FUEL, BURNING, BURNT, SEA, SAND, GRASS, LAKE).
 PHASE_COLOURS = np.asarray(
@@ -25,7 +26,9 @@ PHASE_COLOURS = np.asarray(
 )
 
 
-def render_world(state, params: WildfireParams, neighbours: np.ndarray, size: int) -> jax.Array:
+def render_world(
+    state: WildfireState, params: WildfireParams, neighbours: np.ndarray, size: int
+) -> jax.Array:
     """uint8[size, size, 3]. Cells: forest (darker = higher), fire (orange), burnt, grass, sand, water.
     Towers: discs coloured by performance p (dark blue ~0 -> yellow 1), white halo = resources kept;
     white links to neighbours, opacity = resources sent; red lines = each tower's fire sighting;

@@ -1,8 +1,9 @@
 """Wind Farm Control (WindFarmControl-v0)."""
 
-from hivex_jax.envs.wind_farm_control.env import WindFarmControl, WindFarmState
+from hivex_jax.envs.wind_farm_control.env import WindFarmControl
 from hivex_jax.envs.wind_farm_control.heuristics import scripted_policy
 from hivex_jax.envs.wind_farm_control.params import WindFarmParams
+from hivex_jax.envs.wind_farm_control.types import WindFarmState
 
 
 def make_default(**static) -> WindFarmControl:

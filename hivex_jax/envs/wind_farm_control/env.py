@@ -6,11 +6,10 @@ from typing import ClassVar
 
 import jax
 import jax.numpy as jnp
-from flax import struct
 
 from hivex_jax.core import spaces
 from hivex_jax.core.bounds import check_static_options
-from hivex_jax.core.environment import Environment, EnvState, StepOutput
+from hivex_jax.core.environment import Environment, StepOutput
 from hivex_jax.core.rewards import assemble_rewards
 from hivex_jax.envs.wind_farm_control import generator, heuristics, render, rewards, wakes
 from hivex_jax.envs.wind_farm_control.dynamics import rotate, wind_angle
@@ -30,21 +29,7 @@ from hivex_jax.envs.wind_farm_control.params import (
     WIND_SCHEDULE_KNOTS,
     WindFarmParams,
 )
-from hivex_jax.procgen.fields import FourierField
-
-
-@struct.dataclass
-class WindFarmState(EnvState):
-    positions: jax.Array  # f32[A, 2], metres
-    facing_angle: jax.Array  # f32[A], rad, direction the rotor faces
-    performance: jax.Array  # f32[A], persistent P of eq. 1-4
-    local_wind_angle: jax.Array  # f32[A], rad, wind at each turbine at the current step
-    main_wind_angle: jax.Array  # f32[], rad
-    swing_phase: jax.Array  # f32[]
-    wind_noise: FourierField
-    turbine_wave_phase: jax.Array  # f32[A, K], the noise waves' phases at each (fixed) turbine
-    wind_schedule: jax.Array  # f32[WIND_SCHEDULE_KNOTS], a file world's farm-wide wind direction, rad
-    wind_scheduled: jax.Array  # bool[], use `wind_schedule` instead of main direction + swing
+from hivex_jax.envs.wind_farm_control.types import WindFarmState
 
 
 class WindFarmControl(Environment):

@@ -15,7 +15,7 @@ import numpy as np
 
 from hivex_jax.envs.wind_farm_control.layouts import fit_to_agent_count, real_farm_in_diameters
 from hivex_jax.envs.wind_farm_control.params import ALL_PATTERN_NAMES, FIRST_REAL_FARM, WindFarmParams
-from hivex_jax.envs.wind_farm_control.wakes import ROTOR_DIAMETER
+from hivex_jax.envs.wind_farm_control.turbine import ROTOR_DIAMETER
 from hivex_jax.procgen.fields import FourierField, fourier_field
 
 WIND_NOISE_WAVES = 16

@@ -8,12 +8,13 @@ import jax.numpy as jnp
 from hivex_jax.core import draw
 from hivex_jax.envs.wind_farm_control.dynamics import unit, wind_angle
 from hivex_jax.envs.wind_farm_control.params import WindFarmParams
+from hivex_jax.envs.wind_farm_control.types import WindFarmState
 from hivex_jax.procgen.fields import grid_points
 
 ARROW_GRID = 8
 
 
-def render_farm(state, params: WindFarmParams, size: int) -> jax.Array:
+def render_farm(state: WindFarmState, params: WindFarmParams, size: int) -> jax.Array:
     """uint8[size, size, 3]. Sea shade = local wind deviation; white arrows = local wind; discs =
     turbines (green = full output, red = none; grey when inactive); dark ticks = rotor facing."""
     spread = jnp.max(jnp.abs(state.positions)) + 1.5 * params.turbine_spacing

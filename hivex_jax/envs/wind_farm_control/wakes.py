@@ -18,217 +18,72 @@ direction the wind blows towards, radians counter-clockwise from +x; `yaw_offset
 rotor's angle from facing straight into the wind, radians, positive counter-clockwise seen from above.
 FLORIS's meteorological direction is 270 - deg(wind_angle) and its yaw angle is -deg(yaw_offset).
 Everything is pure, vmappable over worlds and differentiable in yaw (the masks are piecewise constant).
+
+This module is the farm: the sequential solver, the hub-height field for pictures, the checks, the
+matched FLORIS configuration and the env's waked power. The turbine (NREL 5 MW tables and rotor points)
+is turbine.py's, the wake models' equations wake_models.py's; their public names are importable from
+here as well (`__all__`).
 """
 
 from __future__ import annotations
-
-import math
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
+from hivex_jax.envs.wind_farm_control.turbine import (
+    CUT_IN_WIND_SPEED,
+    CUT_OUT_WIND_SPEED,
+    HUB_HEIGHT,
+    NREL5MW_POWER_KW,
+    NREL5MW_THRUST_COEFFICIENT,
+    NREL5MW_WIND_SPEED,
+    RATED_POWER_W,
+    ROTOR_DIAMETER,
+    ROTOR_GRID_POINTS,
+    axial_induction_of,
+    cubic_mean,
+    power_of,
+    rotor_offsets,
+    thrust_coefficient_of,
+)
+from hivex_jax.envs.wind_farm_control.wake_models import (
+    WakeConstants,
+    crespo_hernandez,
+    gauss_deficit,
+    gauss_deflection,
+    jensen_deficit,
+    jimenez_deflection,
+    safe_sqrt,
+)
+
+__all__ = [
+    "CUT_IN_WIND_SPEED",
+    "CUT_OUT_WIND_SPEED",
+    "HUB_HEIGHT",
+    "NREL5MW_POWER_KW",
+    "NREL5MW_THRUST_COEFFICIENT",
+    "NREL5MW_WIND_SPEED",
+    "RATED_POWER_W",
+    "ROTOR_DIAMETER",
+    "WAKE_MODELS",
+    "FarmFlow",
+    "WakeConstants",
+    "constants_from_params",
+    "floris_configuration",
+    "free_stream_power",
+    "hub_height_field",
+    "mean_direction",
+    "signed_yaw_offset",
+    "solve_farm",
+    "to_wind_frame",
+    "validate_farm",
+    "waked_power",
+]
+
 #: the wake model sets; "none" = HIVEX (no wakes)
 WAKE_MODELS = ("none", "gauss", "jensen")
-
-# --- NREL 5 MW reference turbine, as FLORIS 4.7 ships it (floris/turbine_library/nrel_5MW.yaml)
-ROTOR_DIAMETER = 125.88  # m
-HUB_HEIGHT = 90.0  # m
-RATED_POWER_W = 5.0e6
-COSINE_LOSS_EXPONENT_YAW = 1.88
-REF_AIR_DENSITY = 1.225
-#: cut-in and cut-out: the power table is zero outside [3, 25] m/s
-CUT_IN_WIND_SPEED, CUT_OUT_WIND_SPEED = 3.0, 25.0
-ROTOR_GRID_POINTS = 3  # FLORIS's default turbine_grid_points
-NUM_EPS = 0.001  # FLORIS BaseModel.NUM_EPS
-NREL5MW_WIND_SPEED = (
-    0.0,
-    2.9,
-    3.0,
-    4.0,
-    5.0,
-    6.0,
-    7.0,
-    7.1,
-    7.2,
-    7.3,
-    7.4,
-    7.5,
-    7.6,
-    7.7,
-    7.8,
-    7.9,
-    8.0,
-    9.0,
-    10.0,
-    10.1,
-    10.2,
-    10.3,
-    10.4,
-    10.5,
-    10.6,
-    10.7,
-    10.8,
-    10.9,
-    11.0,
-    11.1,
-    11.2,
-    11.3,
-    11.4,
-    11.5,
-    11.6,
-    11.7,
-    11.8,
-    11.9,
-    12.0,
-    13.0,
-    14.0,
-    15.0,
-    16.0,
-    17.0,
-    18.0,
-    19.0,
-    20.0,
-    21.0,
-    22.0,
-    23.0,
-    24.0,
-    25.0,
-    25.1,
-    50.0,
-)
-NREL5MW_POWER_KW = (
-    0.0,
-    0.0,
-    40.518011517569214,
-    177.67162506419703,
-    403.900880943964,
-    737.5889584824021,
-    1187.1774030611875,
-    1239.245945375778,
-    1292.5184293723503,
-    1347.3213147477102,
-    1403.2573725578948,
-    1460.7011898730707,
-    1519.6419125979983,
-    1580.174365096404,
-    1642.1103166918167,
-    1705.758292831,
-    1771.1659528893977,
-    2518.553107505315,
-    3448.381605840943,
-    3552.140809000129,
-    3657.9545431794127,
-    3765.121299313842,
-    3873.928844315059,
-    3984.4800226955504,
-    4096.582833096852,
-    4210.721306623712,
-    4326.154305853405,
-    4443.395565353604,
-    4562.497934188341,
-    4683.419890251577,
-    4806.164748311019,
-    4929.931918769215,
-    5000.0,
-    5000.0,
-    5000.0,
-    5000.0,
-    5000.0,
-    5000.0,
-    5000.0,
-    5000.0,
-    5000.0,
-    5000.0,
-    5000.0,
-    5000.0,
-    5000.0,
-    5000.0,
-    5000.0,
-    5000.0,
-    5000.0,
-    5000.0,
-    5000.0,
-    5000.0,
-    0.0,
-    0.0,
-)
-NREL5MW_THRUST_COEFFICIENT = (
-    0.0,
-    0.0,
-    1.132034888,
-    0.999470963,
-    0.917697381,
-    0.860849503,
-    0.815371198,
-    0.811614904,
-    0.807939328,
-    0.80443352,
-    0.800993851,
-    0.79768116,
-    0.794529244,
-    0.791495834,
-    0.788560434,
-    0.787217182,
-    0.787127977,
-    0.785839257,
-    0.783812219,
-    0.783568108,
-    0.783328285,
-    0.781194418,
-    0.777292539,
-    0.773464375,
-    0.769690236,
-    0.766001924,
-    0.762348072,
-    0.758760824,
-    0.755242872,
-    0.751792927,
-    0.748434131,
-    0.745113997,
-    0.717806682,
-    0.672204789,
-    0.63831272,
-    0.610176496,
-    0.585456847,
-    0.563222111,
-    0.542912273,
-    0.399312061,
-    0.310517829,
-    0.248633226,
-    0.203543725,
-    0.169616419,
-    0.143478955,
-    0.122938861,
-    0.106515296,
-    0.093026095,
-    0.081648606,
-    0.072197368,
-    0.064388275,
-    0.057782745,
-    0.0,
-    0.0,
-)
-
-
-@struct.dataclass
-class WakeConstants:
-    """The wake models' continuous constants (FLORIS 4 default_inputs.yaml values by default)."""
-
-    gauss_alpha: jax.Array | float = 0.58
-    gauss_beta: jax.Array | float = 0.077
-    gauss_ka: jax.Array | float = 0.38
-    gauss_kb: jax.Array | float = 0.004
-    deflection_dm: jax.Array | float = 1.0
-    ti_initial: jax.Array | float = 0.1
-    ti_constant: jax.Array | float = 0.5
-    ti_ai: jax.Array | float = 0.8
-    ti_downstream: jax.Array | float = -0.32
-    jensen_we: jax.Array | float = 0.05
-    jimenez_kd: jax.Array | float = 0.05
-    wind_shear: jax.Array | float = 0.12
-    air_density: jax.Array | float = 1.225
 
 
 @struct.dataclass
@@ -243,59 +98,12 @@ class FarmFlow:
     turbulence_intensity: jax.Array  # f32[A], mean over the rotor points
 
 
-def _cosd(deg):
-    return jnp.cos(jnp.deg2rad(deg))
-
-
-def _interp(x, xp, fp):
-    return jnp.interp(x, jnp.asarray(xp, jnp.float32), jnp.asarray(fp, jnp.float32))
-
-
-def thrust_coefficient_of(rotor_average: jax.Array, floris_yaw_deg: jax.Array) -> jax.Array:
-    """Ct f32[...] of the NREL 5 MW for a rotor-average speed (m/s): table, clip, then x cos(yaw)."""
-    ct = jnp.clip(_interp(rotor_average, NREL5MW_WIND_SPEED, NREL5MW_THRUST_COEFFICIENT), 1e-4, 0.9999)
-    return ct * _cosd(floris_yaw_deg)
-
-
-def axial_induction_of(ct: jax.Array, floris_yaw_deg: jax.Array) -> jax.Array:
-    """Axial induction f32[...] from the yawed Ct (FLORIS CosineLossTurbine.axial_induction)."""
-    loss = _cosd(floris_yaw_deg)
-    return 0.5 / loss * (1.0 - jnp.sqrt(1.0 - ct * loss))
-
-
-def power_of(rotor_average: jax.Array, floris_yaw_deg: jax.Array, air_density) -> jax.Array:
-    """Power f32[...] in W: air-density and cos(yaw)^(1.88/3) corrected speed through the power table."""
-    speed = rotor_average * (air_density / REF_AIR_DENSITY) ** (1.0 / 3.0)
-    # clip: a rotor turned past 90 deg makes no power (FLORIS would give NaN)
-    cos_yaw = _cosd(floris_yaw_deg)
-    facing = cos_yaw > 0
-    loss = jnp.where(facing, jnp.where(facing, cos_yaw, 1.0) ** (COSINE_LOSS_EXPONENT_YAW / 3.0), 0.0)
-    speed = speed * loss
-    return _interp(speed, NREL5MW_WIND_SPEED, NREL5MW_POWER_KW) * 1e3
-
-
-def safe_sqrt(v: jax.Array) -> jax.Array:
-    """sqrt with a zero (not NaN) gradient at 0: the wake sums and clipped terms are often exactly 0."""
-    positive = v > 0
-    return jnp.where(positive, jnp.sqrt(jnp.where(positive, v, 1.0)), 0.0)
-
-
-def cubic_mean(u: jax.Array) -> jax.Array:
-    """cbrt(mean(u^3)) over the last two axes (FLORIS's rotor average)."""
-    return jnp.cbrt(jnp.mean(u**3, axis=(-2, -1)))
-
-
 def free_stream_power(wind_speed, constants: WakeConstants) -> jax.Array:
     """Power (W) of a lone turbine facing the wind: the normaliser of the env's waked power term."""
-    offsets = _rotor_offsets()
+    offsets = rotor_offsets()
     u = wind_speed * ((HUB_HEIGHT + offsets) / HUB_HEIGHT) ** constants.wind_shear
     u = jnp.broadcast_to(u[None, :], (ROTOR_GRID_POINTS, ROTOR_GRID_POINTS))
     return power_of(cubic_mean(u), jnp.float32(0.0), constants.air_density)
-
-
-def _rotor_offsets() -> jax.Array:
-    radius = 0.5 * ROTOR_DIAMETER / 2  # FLORIS radius_ratio 0.5
-    return jnp.linspace(-radius, radius, ROTOR_GRID_POINTS, dtype=jnp.float32)
 
 
 def to_wind_frame(positions: jax.Array, wind_angle: jax.Array) -> tuple[jax.Array, jax.Array]:
@@ -303,109 +111,6 @@ def to_wind_frame(positions: jax.Array, wind_angle: jax.Array) -> tuple[jax.Arra
     c, s = jnp.cos(wind_angle), jnp.sin(wind_angle)
     px, py = positions[..., 0], positions[..., 1]
     return px * c + py * s, -px * s + py * c
-
-
-# ------------------------------------------------------------------------------------- wake models
-def gauss_deflection(x, x_i, yaw_i, ti_i, ct_i, k: WakeConstants):
-    """FLORIS GaussVelocityDeflection.function (ad = bd = 0): lateral wake centre offset (m)."""
-    d = ROTOR_DIAMETER
-    yaw = -yaw_i  # "opposite sign convention in this model"
-    cy = _cosd(yaw)
-    uR_over_U = ct_i * cy / (2.0 * (1.0 - jnp.sqrt(1.0 - ct_i * cy)))
-    u0_over_U = jnp.sqrt(1.0 - ct_i)
-    x0 = (
-        d
-        * (cy * (1.0 + jnp.sqrt(1.0 - ct_i * cy)))
-        / (math.sqrt(2.0) * (4.0 * k.gauss_alpha * ti_i + 2.0 * k.gauss_beta * (1.0 - jnp.sqrt(1.0 - ct_i))))
-        + x_i
-    )
-    ky = k.gauss_ka * ti_i + k.gauss_kb
-    c0 = 1.0 - u0_over_U
-    m0 = c0 * (2.0 - c0)
-    e0 = c0**2 - 3.0 * math.exp(1.0 / 12.0) * c0 + 3.0 * math.exp(1.0 / 3.0)
-    sigma_z0 = d * 0.5 * jnp.sqrt(uR_over_U / (1.0 + u0_over_U))
-    sigma_y0 = sigma_z0 * cy
-    theta_c0 = k.deflection_dm * (0.3 * jnp.deg2rad(yaw) / cy) * (1.0 - jnp.sqrt(1.0 - ct_i * cy))
-    delta0 = jnp.tan(theta_c0) * (x0 - x_i)
-    near = ((x - x_i) / (x0 - x_i)) * delta0 * ((x >= x_i) & (x <= x0))
-    far_zone = x >= x0
-    sigma_y = jnp.where(far_zone, ky * (x - x0) + sigma_y0, sigma_y0)
-    sigma_z = jnp.where(far_zone, ky * (x - x0) + sigma_z0, sigma_z0)
-    sqrt_m0 = jnp.sqrt(m0)
-    middle = jnp.sqrt(sigma_y * sigma_z / (sigma_y0 * sigma_z0))
-    log_ratio = jnp.log(
-        (1.6 + sqrt_m0) * (1.6 * middle - sqrt_m0) / ((1.6 - sqrt_m0) * (1.6 * middle + sqrt_m0))
-    )
-    far = delta0 + theta_c0 * e0 / 5.2 * jnp.sqrt(sigma_y0 * sigma_z0 / (ky * ky * m0)) * log_ratio
-    return near + far * (x > x0)
-
-
-def jimenez_deflection(x, x_i, yaw_i, ct_i, k: WakeConstants):
-    """FLORIS JimenezVelocityDeflection.function (ad = bd = 0): lateral wake centre offset (m)."""
-    d = ROTOR_DIAMETER
-    xi = _cosd(yaw_i) * jnp.sin(jnp.deg2rad(yaw_i)) * ct_i / 2.0
-    grow = 2.0 * k.jimenez_kd * (x - x_i) / d + 1.0
-    a = 15.0 * grow**4 + xi**2
-    b = (30.0 * k.jimenez_kd / d) * grow**5
-    c = xi * d * (15.0 + xi**2)
-    return xi * a / b - c / (30.0 * k.jimenez_kd)
-
-
-def gauss_deficit(x, y, z, x_i, y_i, deflection, yaw_i, ti_i, ct_i, k: WakeConstants):
-    """FLORIS GaussVelocityDeficit.function (no veer): fractional deficit at the points."""
-    d = ROTOR_DIAMETER
-    yaw = -yaw_i
-    cy = _cosd(yaw)
-    sq = jnp.sqrt(1.0 - ct_i)
-    uR_over_U = ct_i / (2.0 * (1.0 - sq))
-    sigma_z0 = d * 0.5 * jnp.sqrt(uR_over_U / (1.0 + sq))
-    sigma_y0 = sigma_z0 * cy
-    x0 = x_i + d * cy * (1.0 + sq) / (
-        math.sqrt(2.0) * (4.0 * k.gauss_alpha * ti_i + 2.0 * k.gauss_beta * (1.0 - sq))
-    )
-
-    def shape(sigma_y, sigma_z):
-        r2 = (y - y_i - deflection) ** 2 / (2.0 * sigma_y**2) + (z - HUB_HEIGHT) ** 2 / (2.0 * sigma_z**2)
-        c = 1.0 - safe_sqrt(jnp.clip(1.0 - ct_i * cy / (8.0 * sigma_y * sigma_z / (d * d)), 0.0, 1.0))
-        return c * jnp.exp(-r2)  # FLORIS gaussian_function(C, r2, 1, sqrt(0.5))
-
-    near_mask = (x > x_i + 0.1) & (x < x0)
-    ramp_up = (x - x_i) / (x0 - x_i)
-    ramp_down = (x0 - x) / (x0 - x_i)
-    near_sigma = ramp_down * 0.501 * d * jnp.sqrt(ct_i / 2.0) + ramp_up * sigma_y0
-    near_sigma_z = ramp_down * 0.501 * d * jnp.sqrt(ct_i / 2.0) + ramp_up * sigma_z0
-    # outside the near wake the sigmas are unused: keep them positive so gradients stay finite
-    near_sigma = jnp.where(near_mask, near_sigma, sigma_y0)
-    near_sigma_z = jnp.where(near_mask, near_sigma_z, sigma_z0)
-    near = shape(near_sigma, near_sigma_z) * near_mask
-
-    far_mask = x >= x0
-    ky = k.gauss_ka * ti_i + k.gauss_kb
-    far_sigma_y = jnp.where(far_mask, ky * (x - x0) + sigma_y0, sigma_y0)
-    far_sigma_z = jnp.where(far_mask, ky * (x - x0) + sigma_z0, sigma_z0)
-    far = shape(far_sigma_y, far_sigma_z) * far_mask
-    return near + far
-
-
-def jensen_deficit(x, y, z, x_i, y_i, deflection, ai_i, k: WakeConstants):
-    """FLORIS JensenVelocityDeficit.function: top-hat fractional deficit at the points."""
-    radius = ROTOR_DIAMETER / 2.0
-    dx = x - x_i
-    dy = y - y_i - deflection
-    dz = z - HUB_HEIGHT
-    inside = (dx > NUM_EPS) & (jnp.sqrt(dy**2 + dz**2) < k.jensen_we * dx + radius)
-    c = (radius / (radius + k.jensen_we * jnp.maximum(dx, 0.0) + NUM_EPS)) ** 2
-    return 2.0 * ai_i * jnp.where(inside, c, 0.0)
-
-
-def crespo_hernandez(ambient_ti, x, x_i, ai_i, k: WakeConstants):
-    """FLORIS CrespoHernandez.function: wake-added turbulence intensity at the points."""
-    dx = x - x_i
-    # FLORIS sets dx to (dx + 1) within 0.1 m of the source and zeroes the upstream side; the solver
-    # then keeps only x > x_i, so any positive stand-in is equivalent and keeps the power finite.
-    dx = jnp.where(dx > 0.1, dx, 1.0)
-    ti = k.ti_constant * ai_i**k.ti_ai * ambient_ti**k.ti_initial * (dx / ROTOR_DIAMETER) ** k.ti_downstream
-    return ti * (x - x_i > -0.1)
 
 
 # ------------------------------------------------------------------------------------------ solver
@@ -434,7 +139,7 @@ def solve_farm(
     order = jnp.argsort(xr)
     xs, ys, yaw_s = xr[order], yr[order], floris_yaw[order]
 
-    offsets = _rotor_offsets()
+    offsets = rotor_offsets()
     x = jnp.broadcast_to(xs[:, None, None], (n, g, g))
     y = ys[:, None, None] + offsets[None, :, None] * jnp.ones((n, g, g))
     z = HUB_HEIGHT + offsets[None, None, :] * jnp.ones((n, g, g))
