@@ -24,15 +24,22 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import jax
+import jax.numpy as jnp
+
+import hivex_jax
 from hivex_jax.cli_support import (
     ArgumentParser,
     check_at_most,
     check_positive,
     check_writable_dir,
+    command_plugin,
     make_checked,
     reports_user_errors,
 )
 from hivex_jax.core.errors import UserError
+from hivex_jax.wrappers import AutoReset, PregeneratedWorldPool
+from hivex_jax.wrappers.autoreset import reset_where
 
 PEER_ID = "MPE_simple_spread_v3"
 CRAFTAX_PIXELS_ID = "Craftax-Classic-Pixels-v1"
@@ -40,9 +47,6 @@ CRAFTAX_PIXELS_ID = "Craftax-Classic-Pixels-v1"
 
 def _consume(obs: Any) -> Any:
     """A scalar that depends on every observation leaf (keeps them alive through XLA's DCE)."""
-    import jax
-    import jax.numpy as jnp
-
     return sum(jnp.sum(leaf.astype(jnp.float32)) for leaf in jax.tree.leaves(obs))
 
 
@@ -53,12 +57,6 @@ def hivex_runner(
 
     `pregenerate=N` resets from N worlds built once (`PregeneratedWorldPool`, what `hivex train`
     does by default) instead of generating a world at every reset."""
-    import jax
-    import jax.numpy as jnp
-
-    import hivex_jax
-    from hivex_jax.wrappers import AutoReset, PregeneratedWorldPool
-
     env, params = hivex_jax.make(env_id, **overrides)
     if pregenerate:
         env = PregeneratedWorldPool(env, range(pregenerate), params)
@@ -89,9 +87,7 @@ def hivex_runner(
 
 def peer_runner(batch: int, steps: int):
     """The same measurement for JaxMARL's MPE_simple_spread_v3 (its `step` auto-resets)."""
-    import jax
-    import jax.numpy as jnp
-    import jaxmarl
+    import jaxmarl  # an optional peer (the bench extra): imported only when `--peer` asks for it
 
     env = jaxmarl.make(PEER_ID)
     agents = env.agents
@@ -126,11 +122,8 @@ def craftax_pixels_runner(batch: int, steps: int):
     Steps through Craftax's own `step_env`/`reset_env` and resets with this suite's `reset_where` (worlds
     are generated only on steps where some episode of the batch ended), as `AutoReset` does: gymnax >=
     1.0's `step` no longer runs Craftax 1.4's envs (`is_terminated` became abstract)."""
-    import jax
-    import jax.numpy as jnp
+    # an optional peer (the bench extra): imported only when `--peer` asks for it
     from craftax.craftax_env import make_craftax_env_from_name
-
-    from hivex_jax.wrappers.autoreset import reset_where
 
     env = make_craftax_env_from_name(CRAFTAX_PIXELS_ID, auto_reset=False)
     env.is_terminated = env.is_terminal  # gymnax >= 1.0 asks for is_terminated; Craftax 1.4 has is_terminal
@@ -172,8 +165,6 @@ def measure(
     make_runner: Callable[[], tuple[Callable, Callable, int]], batch: int, steps: int, repeats: int
 ) -> dict:
     """Compile once, run `repeats` times; return compile time, median run time and steps/s."""
-    import jax
-
     init, run, num_agents = make_runner()
     carry = jax.jit(init)(jax.random.PRNGKey(0))
     jax.block_until_ready(carry)
@@ -299,13 +290,7 @@ def main(argv: list[str] | None = None) -> int:
     check_writable_dir(path.parent, "output folder")
     measure_training = None
     if args.train:  # the trainer's part, found through an entry point (this library imports no trainer)
-        from hivex_jax.cli import command_plugin
-
         measure_training = command_plugin("bench-train")(args.train, args.train_updates)  # checks the config
-    import jax
-
-    import hivex_jax
-
     backend = jax.default_backend()
     if sizes is None:
         sizes = [1, 64, 1024, 4096] if backend == "cpu" else [1, 64, 1024, 16384, 65536, 262144]

@@ -10,18 +10,15 @@ line on stderr and exit status 2; a bug keeps its traceback.
 
 from __future__ import annotations
 
-import importlib.metadata
 import os
 import sys
-from collections.abc import Callable
-from typing import Any
 
-from hivex_jax.cli_support import prepare_jax
+import hivex_jax
+from hivex_jax.cli_support import command_plugin, prepare_jax
 from hivex_jax.core.errors import UserError, one_line
+from hivex_jax.core.registry import namespace_description, registered_namespaces, spec
 
 COMMANDS = ("train", "evaluate", "sweep", "bench", "render", "list", "serve", "transfer", "world")
-#: the entry-point group of the sub-commands (and parts of them) that the trainer provides
-COMMAND_GROUP = "hivex_jax.commands"
 
 USAGE = """usage: hivex <command> [options]
 
@@ -38,25 +35,12 @@ commands:
 """
 
 
-def command_plugin(name: str) -> Callable[..., Any]:
-    """The callable registered as `name` in the `hivex_jax.commands` entry-point group, or a `UserError`."""
-    for ep in importlib.metadata.entry_points(group=COMMAND_GROUP, name=name):
-        return ep.load()
-    raise UserError(
-        f"needs the trainer, which is not installed (no {name!r} in entry-point group {COMMAND_GROUP}; "
-        "pip install -e . from the repository installs it)"
-    )
-
-
 def _list(argv: list[str]) -> int:
     if argv in (["-h"], ["--help"]):
         print("usage: hivex list\n\nList the registered environments (id, agents, tasks, description).")
         return 0
     if argv:
         raise UserError(f"takes no arguments; got {' '.join(argv)!r}")
-    import hivex_jax
-    from hivex_jax.core.registry import namespace_description, registered_namespaces, spec
-
     print(f"{'id':34s} {'agents':>6s} {'tasks':>5s}  description")
     for env_id in hivex_jax.registered_envs():
         env, _ = hivex_jax.make(env_id)
@@ -91,6 +75,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def _dispatch(command: str, rest: list[str]) -> int:
     """Run sub-command `command` (one of COMMANDS) on its arguments."""
+    # each sub-command's module (and what it alone needs: the server, PIL, ...) is imported when that
+    # command runs, so the others start fast
     if command == "list":
         return _list(rest)
     if command == "bench":

@@ -1,6 +1,7 @@
 """What the commands share (`hivex ...`, the trainer's commands in `baselines`, the scripts): starting
-jax, argparse whose errors are one line, option checks, and reporting a `UserError` as one line on
-stderr with exit status 2 (no traceback; `HIVEX_TRACEBACK=1` shows it). The error types themselves are
+jax, argparse whose errors are one line, option checks, reporting a `UserError` as one line on
+stderr with exit status 2 (no traceback; `HIVEX_TRACEBACK=1` shows it), and finding the trainer's
+commands (`command_plugin`). The error types themselves are
 the library's (`hivex_jax.core.errors`); this is the command-line layer, above the whole library.
 """
 
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import importlib.metadata
 import os
 import sys
 from collections.abc import Callable
@@ -17,6 +19,9 @@ from typing import Any, NoReturn
 from hivex_jax.core.errors import UserError, one_line, user_input
 from hivex_jax.registration import make
 
+#: the entry-point group of the sub-commands (and parts of them) that the trainer provides
+COMMAND_GROUP = "hivex_jax.commands"
+
 
 def prepare_jax() -> None:
     """Set `PJRT_NPROC=1` unless the environment sets it: the one place the code sets it. Call it before
@@ -25,6 +30,17 @@ def prepare_jax() -> None:
     (and `python -m hivex_jax`), the trainer's commands and the scripts call it, tests/conftest.py sets
     it for the tests and their child processes."""
     os.environ.setdefault("PJRT_NPROC", "1")
+
+
+def command_plugin(name: str) -> Callable[..., Any]:
+    """The callable registered as `name` in the `hivex_jax.commands` entry-point group, or a `UserError`:
+    how `hivex train` (and `hivex bench --train`) reach the trainer, which this library never imports."""
+    for ep in importlib.metadata.entry_points(group=COMMAND_GROUP, name=name):
+        return ep.load()
+    raise UserError(
+        f"needs the trainer, which is not installed (no {name!r} in entry-point group {COMMAND_GROUP}; "
+        "pip install -e . from the repository installs it)"
+    )
 
 
 def make_checked(env_id: str, **overrides: Any) -> tuple[Any, Any]:
