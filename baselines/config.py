@@ -1,12 +1,14 @@
 """Frozen, typed trainer configs loaded from YAML files in sections that inherit, with `key=value` overrides.
 
 A config file groups its keys in sections (`env:`, `ppo:`, `network:`, `extensions:`, `run:`; `algo` is
-top-level) and may name a `base:` file (a path relative to it) whose values it overrides key by key; a
-dict-valued key (`env_params`, `env_options`, `train_reward_weights`) merges entry by entry, as a
-command-line `env_params.x=1` does. A flat file (every key top-level, the format before sections) reads
-the same. The config object stays flat (`config.lr`); `baselines.config_schema` declares each key's
-section and kind (static / data / run), `baselines.config_checks` checks values on construction and
-`baselines.config_env` what needs the env.
+top-level) and may name a `base:` file (a path relative to it; a chain of at most `MAX_BASE_CHAIN`
+files, no cycle) whose values it overrides key by key; a dict-valued key (`env_params`, `env_options`,
+`train_reward_weights`) merges entry by entry, as a command-line `env_params.x=1` does. A flat file
+(every key top-level, the format before sections) reads the same. Every file is read by
+`baselines.config_values.load_yaml` (no aliases, at most `MAX_YAML_BYTES`). The config object stays
+flat (`config.lr`); `baselines.config_schema` declares each key's section and kind (static / data /
+run), `baselines.config_checks` checks values on construction and `baselines.config_env` what needs
+the env.
 
 A run's config.yaml is flat and starts with `format_version` (`FORMAT_VERSION`): a file from another
 format is refused with a message instead of failing later. Files without it (written before the field
@@ -50,7 +52,7 @@ from baselines.config_schema import (
     keys_of_kind,
     program_signature,
 )
-from baselines.config_values import ConfigError, coerce_value, load_yaml, parse_overrides
+from baselines.config_values import MAX_YAML_BYTES, ConfigError, coerce_value, load_yaml, parse_overrides
 from hivex_jax.core.errors import one_line
 from hivex_jax.wrappers.messages import MESSAGE_OPTIONS
 
@@ -59,6 +61,8 @@ __all__ = [
     "DEFAULT_CONFIG",
     "FORMAT_VERSION",
     "LAYER_BOUNDS",
+    "MAX_BASE_CHAIN",
+    "MAX_YAML_BYTES",
     "POOL_MAX_BYTES",
     "RECURRENT_CELLS",
     "REWARD_SCALINGS",
@@ -191,7 +195,14 @@ def from_dict(values: dict[str, Any]) -> PPOConfig:
 def _read_mapping(path: Path) -> dict[str, Any]:
     """The YAML mapping of a config file, or a one-line `ConfigError`."""
     try:
-        values = load_yaml(path.read_text()) or {}
+        with path.open("rb") as f:
+            data = f.read(MAX_YAML_BYTES + 1)
+        if len(data) > MAX_YAML_BYTES:
+            raise ConfigError(f"config file {path} is over {MAX_YAML_BYTES:,} bytes; a config is a few KB")
+        values = load_yaml(data.decode("utf-8")) or {}
+    except ConfigError as exc:  # an alias (`_YAMLLoader`)
+        message = one_line(exc)
+        raise ConfigError(message if str(path) in message else f"config file {path}: {message}") from exc
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read config file {path}: {one_line(exc)}") from exc
     except (ValueError, RecursionError) as exc:  # an over-long integer, nesting past Python's stack
@@ -216,10 +227,19 @@ def _check_file(path: Path) -> None:
     raise ConfigError(f"config file {path} " + ("is a folder" if path.exists() else "does not exist") + hint)
 
 
+#: the most files a chain of `base:` files may hold (the shipped configs use two)
+MAX_BASE_CHAIN = 16
+
+
 def read_config_file(path: str | Path, _chain: tuple[Path, ...] = ()) -> dict[str, Any]:
     """The flat values of a config file with its `base:` files applied under it (message options routed
-    into env_options)."""
+    into env_options); a chain of more than `MAX_BASE_CHAIN` files, or a cycle, is a `ConfigError`."""
     path = Path(path)
+    if len(_chain) >= MAX_BASE_CHAIN:
+        raise ConfigError(
+            f"{_chain[0]}: its chain of base: files is longer than {MAX_BASE_CHAIN} files "
+            f"(stopped at {path}); merge some of them"
+        )
     _check_file(path)
     values = _read_mapping(path)
     base = values.pop("base", None)

@@ -4,6 +4,7 @@ value to a config field's declared type. `baselines.config` builds configs with 
 from __future__ import annotations
 
 import re
+import reprlib
 import types
 import typing
 from typing import Any
@@ -17,9 +18,26 @@ class ConfigError(UserError):
     """A config that cannot run (unknown key, wrong type, impossible combination, unreadable file)."""
 
 
+#: the largest config file or `key=value` value read: the shipped configs are under 10 KB, and PyYAML's
+#: pure-Python parser takes ~1 s per 100 KB of a long list
+MAX_YAML_BYTES = 64 << 10
+
+
 class _YAMLLoader(yaml.SafeLoader):
-    """PyYAML's safe loader without YAML 1.1's base-60 numbers: `train_worlds: 5:30` is the text "5:30"
-    (a world range), not the integer 330."""
+    """PyYAML's safe loader without YAML 1.1's base-60 numbers (`train_worlds: 5:30` is the text "5:30",
+    a world range, not the integer 330) and without aliases: `*name` repeats a node without its text,
+    so a few hundred bytes of nested aliases (a "billion laughs") stand for billions of values that
+    every later walk of the value (a check, an error message) would visit. Configs need none."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        """A node of the document; an alias is a one-line `ConfigError` naming it and its line."""
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise ConfigError(
+                f"YAML aliases are not accepted in a config (*{event.anchor} at line "
+                f"{event.start_mark.line + 1}): write the value out"
+            )
+        return super().compose_node(parent, index)
 
 
 _YAMLLoader.yaml_implicit_resolvers = {k: list(v) for k, v in yaml.SafeLoader.yaml_implicit_resolvers.items()}
@@ -30,8 +48,18 @@ for _first in "+-0123456789":  # checked before the int/float resolvers that sta
 
 
 def load_yaml(text: str) -> Any:
-    """`yaml.safe_load` without base-60 numbers (see `_YAMLLoader`)."""
+    """`yaml.safe_load` without base-60 numbers and aliases (see `_YAMLLoader`), of at most
+    `MAX_YAML_BYTES`; those are a one-line `ConfigError`."""
+    if len(text) > MAX_YAML_BYTES:
+        raise ConfigError(f"{len(text):,} characters of YAML; a config holds at most {MAX_YAML_BYTES:,}")
     return yaml.load(text, Loader=_YAMLLoader)  # noqa: S506 - a SafeLoader subclass
+
+
+#: a value in an error message: at most a few entries per level and 60 characters per text, so a large
+#: value gives a short line (and a short computation)
+_SHORT_REPR = reprlib.Repr()
+_SHORT_REPR.maxstring = _SHORT_REPR.maxother = 60
+_SHORT_REPR.maxlevel = 3
 
 
 def coerce_value(name: str, value: Any, annotation: Any) -> Any:
@@ -76,8 +104,11 @@ def coerce_value(name: str, value: Any, annotation: Any) -> Any:
             if not isinstance(value, dict):
                 raise ValueError(value)
             return dict(value)
+    except ConfigError as exc:  # a value given as YAML text with an alias
+        raise ConfigError(f"{name}: {exc}") from exc
     except (TypeError, ValueError, OverflowError, yaml.YAMLError) as exc:  # int(inf): OverflowError
-        raise ConfigError(f"{name}: cannot read {value!r} as {getattr(hint, '__name__', hint)}") from exc
+        shown = _SHORT_REPR.repr(value)
+        raise ConfigError(f"{name}: cannot read {shown} as {getattr(hint, '__name__', hint)}") from exc
     return value
 
 
@@ -105,6 +136,8 @@ def parse_overrides(overrides: list[str]) -> dict[str, Any]:
             raise ConfigError(f"override {item!r} must look like key=value")
         try:
             value = load_yaml(raw) if raw.strip() else None
+        except ConfigError as exc:  # an alias, or past MAX_YAML_BYTES
+            raise ConfigError(f"override {key}: {exc}") from exc
         except (yaml.YAMLError, ValueError, RecursionError) as exc:  # a 5,000-digit int; [[[[... nesting
             shown = item if len(item) <= 60 else item[:60] + "..."
             raise ConfigError(f"override {shown!r}: cannot read the value (YAML syntax or size)") from exc
