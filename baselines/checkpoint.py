@@ -11,8 +11,10 @@ Restores are verified: after a save, `checkpoints/<step>/hivex_checksums.json` r
 sha256 of every file of the step (written to a temporary name and renamed into place). A restore
 checks them before orbax reads anything (orbax's own checks follow); a step that fails either is
 damaged, and a restore of the latest checkpoint falls back to the newest intact one, saying so in one
-line. A step without the record (written before it existed, or killed between commit and record)
-has orbax's checks only.
+line. A step whose record is missing or unreadable (deleted, written before records existed, or killed
+between commit and record) is unverified and treated as damaged, unless the caller trusts unverified
+steps (`trust_unverified`, the commands' `--trust-unverified`): then it is restored with orbax's checks
+only, and a warning line says so.
 """
 
 from __future__ import annotations
@@ -37,7 +39,18 @@ import jax.numpy as jnp
 import orbax.checkpoint as ocp
 
 import hivex_jax
-from baselines.checkpoint_checksums import first_line, step_damage, write_checksums
+from baselines.checkpoint_checksums import (
+    TRUST_OPTION,
+    UNVERIFIED,
+    damaged_line,
+    first_line,
+    record_problem,
+    step_damage,
+    trust_hint,
+    trusted,
+    write_checksums,
+)
+from baselines.checkpoint_checksums import trusting_unverified as trusting_unverified  # the commands' switch
 from hivex_jax.core.errors import UserError
 
 CHECKPOINT_DIR = "checkpoints"
@@ -46,7 +59,7 @@ DAMAGED_DIR = "damaged_checkpoints"
 
 
 class DamagedCheckpointError(UserError):
-    """No checkpoint of the run is intact (each failed its checksums or orbax's checks)."""
+    """No checkpoint of the run is intact (each failed its checksums or orbax's checks, or is unverified)."""
 
 
 def provenance(config_dict: dict[str, Any]) -> dict[str, Any]:
@@ -179,20 +192,10 @@ def _read_meta_file(run_dir: str | Path, step: int) -> dict[str, Any]:
     return meta
 
 
-def _damaged_line(run_dir: str | Path, damaged: list[tuple[int, str]]) -> str:
-    """`checkpoint step 40 in runs/x/checkpoints is damaged (why)` for one or more steps."""
-    where = Path(run_dir) / CHECKPOINT_DIR
-    if len(damaged) == 1:
-        return f"checkpoint step {damaged[0][0]} in {where} is damaged ({damaged[0][1]})"
-    listed = "; ".join(f"step {step}: {why}" for step, why in damaged)
-    steps = ", ".join(str(step) for step, _ in damaged)
-    return f"checkpoint steps {steps} in {where} are damaged ({listed})"
-
-
 def _no_intact(run_dir: str | Path, damaged: list[tuple[int, str]]) -> DamagedCheckpointError:
     return DamagedCheckpointError(
-        f"{_damaged_line(run_dir, damaged)}; no intact checkpoint is left: train the run again "
-        "(under another name, or after removing the run folder)"
+        f"{damaged_line(Path(run_dir) / CHECKPOINT_DIR, damaged)}; no intact checkpoint is left: train "
+        f"the run again (under another name, or after removing the run folder){trust_hint(damaged)}"
     )
 
 
@@ -207,27 +210,37 @@ def _candidates(run_dir: str | Path, step: int | None) -> list[int]:
     raise FileNotFoundError(f"{which} under {Path(run_dir) / CHECKPOINT_DIR}")
 
 
-def read_meta(run_dir: str | Path, step: int | None = None) -> dict[str, Any]:
+def read_meta(
+    run_dir: str | Path, step: int | None = None, trust_unverified: bool | None = None
+) -> dict[str, Any]:
     """The JSON record of checkpoint `step` (default: the newest whose checksums and record are
-    intact; `DamagedCheckpointError` if none is)."""
+    intact; `DamagedCheckpointError` if none is). `trust_unverified` (default: `trusting_unverified`'s
+    setting) counts a step without a readable checksum record as intact."""
+    trust = trusted(trust_unverified)
     damaged: list[tuple[int, str]] = []
     for candidate in _candidates(run_dir, step):
-        meta, why = _intact_meta(run_dir, candidate)
+        meta, why, _ = _intact_meta(run_dir, candidate, trust)
         if why is None:
             return meta
         damaged.append((candidate, why))
     raise _no_intact(run_dir, damaged)
 
 
-def _intact_meta(run_dir: str | Path, step: int) -> tuple[dict[str, Any] | None, str | None]:
-    """`(record, None)` of a step that passes its checksums and whose record reads, else `(None, why)`."""
+def _intact_meta(
+    run_dir: str | Path, step: int, trust_unverified: bool
+) -> tuple[dict[str, Any] | None, str | None, str | None]:
+    """`(record, None, unverified)` of a step that passes its checksums (or, trusted, has no readable
+    checksum record: `unverified` says which) and whose record reads, else `(None, why, None)`."""
+    unverified = record_problem(Path(run_dir).resolve() / CHECKPOINT_DIR / str(step))
+    if unverified is not None and not trust_unverified:
+        return None, f"{UNVERIFIED}: {unverified}", None
     why = damage(run_dir, step)
     if why is not None:
-        return None, why
+        return None, why, None
     try:
-        return _read_meta_file(run_dir, step), None
+        return _read_meta_file(run_dir, step), None, unverified
     except (OSError, ValueError) as error:  # ValueError covers bad JSON and bad UTF-8
-        return None, f"unreadable meta/metadata: {first_line(error)}"
+        return None, f"unreadable meta/metadata: {first_line(error)}", None
 
 
 def restore(
@@ -237,6 +250,7 @@ def restore(
     check: Callable[[dict[str, Any]], None] | None = None,
     log: Callable[[str], None] | None = None,
     set_aside_damaged: bool = False,
+    trust_unverified: bool | None = None,
 ) -> tuple[Any, dict[str, Any]]:
     """`(state, meta)` of checkpoint `step`, shaped/sharded like `abstract_state` (a pytree of
     `jax.ShapeDtypeStruct`, e.g. from `jax.eval_shape`).
@@ -245,10 +259,14 @@ def restore(
     orbax's checks) are reported in one line to `log` (default: stderr), and with `set_aside_damaged`
     (the training process resuming) moved to `damaged_checkpoints/` so new saves can take their steps.
     `check(meta)` runs on a checkpoint's record before its arrays are read (its errors propagate).
-    A damaged `step` given explicitly, or no intact checkpoint: `DamagedCheckpointError`, one line."""
+    A damaged `step` given explicitly, or no intact checkpoint: `DamagedCheckpointError`, one line.
+    A step without a readable checksum record counts as damaged unless `trust_unverified` (default:
+    `trusting_unverified`'s setting); a trusted one restored is said in a warning line to `log`."""
+    trust = trusted(trust_unverified)
+    say = log or (lambda line: print(line, file=sys.stderr))
     damaged: list[tuple[int, str]] = []
     for candidate in _candidates(run_dir, step):
-        meta, why = _intact_meta(run_dir, candidate)
+        meta, why, unverified = _intact_meta(run_dir, candidate, trust)
         if why is None:
             if check is not None:
                 check(meta)
@@ -262,10 +280,16 @@ def restore(
             damaged.append((candidate, why))
             continue
         if damaged:
-            note = f"{_damaged_line(run_dir, damaged)}: using step {candidate}, the newest intact one"
+            note = damaged_line(Path(run_dir) / CHECKPOINT_DIR, damaged)
+            note += f": using step {candidate}, the newest intact one"
             if set_aside_damaged and jax.process_index() == 0:
                 note += f" (the damaged one(s) moved to {_set_aside(run_dir, [s for s, _ in damaged])})"
-            (log or (lambda line: print(line, file=sys.stderr)))(note)
+            say(note + trust_hint(damaged))
+        if unverified is not None:
+            say(
+                f"warning: checkpoint step {candidate} in {Path(run_dir) / CHECKPOINT_DIR} restored "
+                f"unverified ({unverified}; {TRUST_OPTION}): only orbax's own checks applied"
+            )
         return state, meta
     raise _no_intact(run_dir, damaged)
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from baselines import checkpoint
 from baselines import distributed as dist
 from baselines.cli_common import (
+    add_trust_unverified_option,
     check_devices,
     enable_compilation_cache,
     join_processes,
@@ -57,6 +58,7 @@ def _train_parser() -> argparse.ArgumentParser:
         "--max-chunks", type=int, default=None, help="stop (with a checkpoint) after this many chunks"
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_trust_unverified_option(p)
     p.add_argument("overrides", nargs="*", metavar="key=value", help="config overrides, e.g. lr=1e-3")
     dist.add_distributed_args(p)
     return p
@@ -66,6 +68,12 @@ def _train_parser() -> argparse.ArgumentParser:
 def train_main(argv: list[str]) -> int:
     """`hivex train [--config FILE | --resume RUN_DIR] [key=value ...]`."""
     args = _train_parser().parse_intermixed_args(argv)  # key=value before or after options
+    with checkpoint.trusting_unverified(args.trust_unverified):
+        return _train(args)
+
+
+def _train(args: argparse.Namespace) -> int:
+    """`hivex train` once its options are parsed."""
     check_positive(max_chunks=args.max_chunks)
     join_processes(args, "hivex train")
     if args.resume:

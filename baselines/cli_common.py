@@ -86,6 +86,38 @@ def run_folder_config(run_dir: Path, overrides: list[str]) -> PPOConfig:
     return config
 
 
+def add_trust_unverified_option(p: argparse.ArgumentParser) -> None:
+    """`--trust-unverified`, of the commands that restore checkpoints (`checkpoint.trusting_unverified`)."""
+    from baselines.checkpoint_checksums import CHECKSUMS_FILE, TRUST_OPTION
+
+    p.add_argument(
+        TRUST_OPTION,
+        action="store_true",
+        help=f"restore a checkpoint whose {CHECKSUMS_FILE} is missing or unreadable (e.g. one "
+        "written before hivex_jax recorded checksums) with orbax's checks only, instead of treating it "
+        "as damaged",
+    )
+
+
+def check_episode_steps(steps: int | None, configs: list[PPOConfig]) -> None:
+    """`--steps` (each evaluation episode cut at that many steps) within [1, the longest max_steps of the
+    envs of `configs`], or a one-line `UserError`: a longer cut plays nothing more, and an absurd one
+    would reach the compiled program."""
+    if steps is None:
+        return
+    import numpy as np
+
+    from baselines.common import make_env
+
+    longest = max(int(np.max(np.asarray(make_env(config)[1].max_steps))) for config in configs)
+    if not 1 <= steps <= longest:
+        shown = f"{steps:,}" if abs(steps) < 10**30 else f"an integer of {len(str(abs(steps)))} digits"
+        raise UserError(
+            f"--steps must be in [1, {longest:,}] (an episode is cut at --steps; the env's max_steps is "
+            f"{longest:,}); got {shown}"
+        )
+
+
 def join_processes(args: argparse.Namespace, prog: str) -> None:
     """`jax.distributed.initialize` from the multi-process options (nothing without them): first, before
     any JAX computation, so every later check runs identically in every process."""

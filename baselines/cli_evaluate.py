@@ -6,7 +6,14 @@ import json
 from pathlib import Path
 from typing import Any
 
-from baselines.cli_common import checked_marl_eval_file, enable_compilation_cache, run_folder_config
+from baselines import checkpoint
+from baselines.cli_common import (
+    add_trust_unverified_option,
+    check_episode_steps,
+    checked_marl_eval_file,
+    enable_compilation_cache,
+    run_folder_config,
+)
 from baselines.config import validate_env
 from hivex_jax.cli_support import ArgumentParser, check_positive, check_writable_dir, reports_user_errors
 from hivex_jax.core.errors import UserError, user_input, world_seeds
@@ -79,7 +86,14 @@ def evaluate_main(argv: list[str]) -> int:
         help="zero-shot transfer: evaluate in another env setting, e.g. num_agents=12 level=7 task=2 "
         "pattern=3 env_params.x=1 env_options.y=2 (the policy runs unchanged; docs/generalisation.md)",
     )
+    add_trust_unverified_option(p)
     args = p.parse_intermixed_args(argv)  # key=value before or after options
+    with checkpoint.trusting_unverified(args.trust_unverified):
+        return _evaluate(args)
+
+
+def _evaluate(args: Any) -> int:
+    """`hivex evaluate` once its options are parsed."""
     check_positive(
         steps=args.steps, agent_steps=args.agent_steps, summary_freq=args.summary_freq, runs=args.runs
     )
@@ -97,6 +111,7 @@ def evaluate_main(argv: list[str]) -> int:
     from baselines.transfer import eval_config, setting_tag
 
     evaluated = eval_config(config, args.overrides)  # names, bounds, the policy's fit, before compiling
+    check_episode_steps(args.steps, [evaluated])
     if args.protocol == "hivex" and (args.world_files or args.worlds == "stress"):
         raise UserError("--world-files and --worlds stress belong to the held-out protocol")
     if args.world_files or args.worlds == "stress" or config.test_worlds == "stress":

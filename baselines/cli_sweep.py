@@ -19,6 +19,7 @@ from typing import Any
 from baselines import checkpoint
 from baselines import distributed as dist
 from baselines.cli_common import (
+    add_trust_unverified_option,
     check_devices,
     checked_marl_eval_file,
     enable_compilation_cache,
@@ -81,7 +82,14 @@ def sweep_main(argv: list[str]) -> int:
     )
     p.add_argument("overrides", nargs="*", metavar="key=value", help="config changes for every combination")
     dist.add_distributed_args(p)
+    add_trust_unverified_option(p)
     args = p.parse_intermixed_args(argv)
+    with checkpoint.trusting_unverified(args.trust_unverified):
+        return _sweep(args)
+
+
+def _sweep(args: Any) -> int:
+    """`hivex sweep` once its options are parsed."""
     if args.max_members is not None and args.max_members < 1:
         raise UserError(f"--max-members must be at least 1; got {args.max_members}")
     join_processes(args, "hivex sweep")

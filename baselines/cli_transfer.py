@@ -9,7 +9,13 @@ import json
 from pathlib import Path
 from typing import Any
 
-from baselines.cli_common import enable_compilation_cache, run_folder_config
+from baselines import checkpoint
+from baselines.cli_common import (
+    add_trust_unverified_option,
+    check_episode_steps,
+    enable_compilation_cache,
+    run_folder_config,
+)
 from baselines.config import validate_env
 from hivex_jax.cli_support import ArgumentParser, check_positive, check_writable_dir, reports_user_errors
 from hivex_jax.core.errors import UserError, world_seeds
@@ -79,7 +85,14 @@ def transfer_main(argv: list[str]) -> int:
         help="output folder (default: FOLDER/transfer when one run or sweep folder is given)",
     )
     p.add_argument("--no-progress", action="store_true")
+    add_trust_unverified_option(p)
     args = p.parse_intermixed_args(argv)
+    with checkpoint.trusting_unverified(args.trust_unverified):
+        return _transfer(args)
+
+
+def _transfer(args: argparse.Namespace) -> int:
+    """`hivex transfer` once its options are parsed."""
     check_positive(steps=args.steps)
     if not args.eval_grid:
         raise UserError("give at least one --eval-grid key=v1,v2 (e.g. --eval-grid level=1..10)")
@@ -110,6 +123,7 @@ def transfer_main(argv: list[str]) -> int:
         for label, _ in runs
         for s, overrides in settings.items()
     }
+    check_episode_steps(args.steps, list(evaluated.values()))
     first = next(iter(configs.values()))
     worlds = world_seeds(args.worlds or first.test_worlds, "--worlds")
     header = {
@@ -119,8 +133,6 @@ def transfer_main(argv: list[str]) -> int:
         "eval_seed": first.eval_seed,
     }
     matrix = _resume(out / "transfer.json", header)
-    from baselines import checkpoint
-
     for label, path in runs:  # a run that trained since the file was written: its cells are stale
         step = checkpoint.latest_step(path)
         if label in matrix["runs"] and matrix["runs"][label].get("checkpoint_step") != step:

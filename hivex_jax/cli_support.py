@@ -8,10 +8,12 @@ the library's (`hivex_jax.core.errors`); this is the command-line layer, above t
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import importlib.metadata
 import os
 import sys
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
@@ -50,15 +52,33 @@ def make_checked(env_id: str, **overrides: Any) -> tuple[Any, Any]:
 
 
 def check_writable_dir(path: str | Path, what: str) -> None:
-    """Raise `UserError` unless folder `path` exists writable or can be created (creates nothing)."""
+    """Raise `UserError` unless folder `path` exists writable or can be created. Tried for real (the
+    missing folders made and a probe folder inside, then removed): permission bits miss read-only file
+    systems, /proc and names the file system refuses, and root passes every `os.access`."""
     path = Path(path).absolute()
     existing = path
-    while not existing.exists():  # the nearest existing ancestor decides whether mkdir can succeed
-        existing = existing.parent
+    try:
+        while not existing.exists():  # the nearest existing ancestor decides whether mkdir can succeed
+            existing = existing.parent
+    except OSError as exc:  # a name longer than the file system takes
+        raise UserError(f"{what} {path} cannot be created: {exc.strerror or one_line(exc)}") from exc
     if not existing.is_dir():
         raise UserError(f"{what} {path} cannot be created: {existing} is a file, not a folder")
-    if not os.access(existing, os.W_OK | os.X_OK):
-        raise UserError(f"{what} {path} is not writable (no write permission on {existing})")
+    missing = [p for p in (path, *path.parents) if p not in (existing, *existing.parents)]
+    made: list[Path] = []
+    try:
+        for folder in reversed(missing):
+            folder.mkdir()
+            made.append(folder)
+        os.rmdir(tempfile.mkdtemp(prefix=".hivex_write_probe_", dir=path))
+    except OSError as exc:
+        reason = exc.strerror or one_line(exc)
+        verb = "is not writable" if not missing else "cannot be created"
+        raise UserError(f"{what} {path} {verb}: {reason}") from exc
+    finally:
+        for folder in reversed(made):
+            with contextlib.suppress(OSError):  # another process may have written into it meanwhile
+                folder.rmdir()
 
 
 def check_positive(**values: int | None) -> None:

@@ -97,25 +97,115 @@ def test_each_damaged_file_of_the_newest_step_falls_back_to_the_older_one(two_st
         assert meta == {"step": OLD}, (name, kind)
         _assert_equal(state, _state(0.0))
         assert len(lines) == 1 and "\n" not in lines[0], (name, lines)
-        assert f"checkpoint step {NEW} in {run / 'checkpoints'} is damaged" in lines[0]
+        state = "unverified" if name == CHECKSUMS_FILE else "damaged"  # an unreadable record verifies nothing
+        assert f"checkpoint step {NEW} in {run / 'checkpoints'} is {state}" in lines[0]
         assert name in lines[0] and f"using step {OLD}" in lines[0], lines[0]
         with pytest.raises(checkpoint.DamagedCheckpointError, match=f"step {NEW} in"):
             checkpoint.restore(run, abstract, step=NEW)  # asked for by number: refused, not restored
         assert checkpoint.read_meta(run) == {"step": OLD}
 
 
-def test_a_step_without_checksums_still_has_orbaxs_checks(two_steps, tmp_path):
-    """A checkpoint written before the checksums (or killed between commit and record): a truncated
-    data file is found by orbax, and reported in the same one line."""
+def test_a_trusted_step_without_checksums_still_has_orbaxs_checks(two_steps, tmp_path):
+    """A checkpoint written before the checksums, restored with --trust-unverified: a truncated data file
+    is found by orbax, and reported in the same one line."""
     run = tmp_path / "old"
     shutil.copytree(two_steps, run)
     (run / "checkpoints" / str(NEW) / CHECKSUMS_FILE).unlink()
     data = run / "checkpoints" / str(NEW) / "state" / "d"
     _damage(next(data.iterdir()), "truncate")
     lines: list[str] = []
-    state, meta = checkpoint.restore(run, jax.eval_shape(lambda: _state(0.0)), log=lines.append)
+    abstract = jax.eval_shape(lambda: _state(0.0))
+    state, meta = checkpoint.restore(run, abstract, log=lines.append, trust_unverified=True)
     assert meta == {"step": OLD} and len(lines) == 1 and "orbax cannot read it" in lines[0]
     _assert_equal(state, _state(0.0))
+
+
+def _unverified_copy(two_steps: Path, run: Path, record: str | None = None, flip: bool = True) -> Path:
+    """A copy of `two_steps` whose newest step has bytes flipped in its largest data file (with `flip`)
+    and its checksum record deleted (`record` None) or replaced by the text `record`."""
+    shutil.copytree(two_steps, run)
+    step_dir = run / "checkpoints" / str(NEW)
+    if flip:
+        _damage(_largest_data_file(step_dir), "flip")
+    if record is None:
+        (step_dir / CHECKSUMS_FILE).unlink()
+    else:
+        (step_dir / CHECKSUMS_FILE).write_text(record)
+    return run
+
+
+@pytest.mark.parametrize(
+    ("record", "why"),
+    [
+        (None, f"no {CHECKSUMS_FILE}"),
+        ("{not json", f"unreadable {CHECKSUMS_FILE}"),
+        ('{"files": []}', "unreadable"),
+    ],
+    ids=["deleted", "not-json", "not-a-record"],
+)
+def test_a_step_whose_record_is_gone_is_unverified_and_not_restored(two_steps, tmp_path, record, why):
+    """The review's case: bytes flipped and the record deleted (or garbled). Not restored: the older step
+    (its exact values) with one line that names the step, why and the option that would restore it."""
+    run = _unverified_copy(two_steps, tmp_path / "run", record)
+    abstract = jax.eval_shape(lambda: _state(0.0))
+    lines: list[str] = []
+    state, meta = checkpoint.restore(run, abstract, log=lines.append)
+    assert meta == {"step": OLD}
+    _assert_equal(state, _state(0.0))
+    assert len(lines) == 1 and "\n" not in lines[0], lines
+    assert f"checkpoint step {NEW} in {run / 'checkpoints'} is unverified ({why}" in lines[0], lines[0]
+    assert f"using step {OLD}" in lines[0] and "--trust-unverified restores" in lines[0], lines[0]
+    assert checkpoint.read_meta(run) == {"step": OLD}
+    with pytest.raises(checkpoint.DamagedCheckpointError, match=f"step {NEW} in .* is unverified"):
+        checkpoint.restore(run, abstract, step=NEW)
+
+
+def test_a_trusted_unverified_step_is_restored_with_a_warning(two_steps, tmp_path):
+    """With the option (an argument, or the commands' `trusting_unverified` block) the unverified step is
+    restored, as it is, and one warning line says it was not verified."""
+    run = _unverified_copy(two_steps, tmp_path / "run", flip=False)
+    abstract = jax.eval_shape(lambda: _state(0.0))
+    by_argument: list[str] = []
+    state, meta = checkpoint.restore(run, abstract, log=by_argument.append, trust_unverified=True)
+    assert meta == {"step": NEW} and checkpoint.read_meta(run, trust_unverified=True) == {"step": NEW}
+    _assert_equal(state, _state(1.0))
+    by_block: list[str] = []
+    with checkpoint.trusting_unverified():
+        state, meta = checkpoint.restore(run, abstract, log=by_block.append)
+        assert meta == {"step": NEW} and checkpoint.read_meta(run) == {"step": NEW}
+    _assert_equal(state, _state(1.0))
+    for lines in (by_argument, by_block):
+        assert len(lines) == 1 and lines[0].startswith(f"warning: checkpoint step {NEW} in"), lines
+        assert f"restored unverified (no {CHECKSUMS_FILE}; --trust-unverified)" in lines[0], lines[0]
+    assert checkpoint.read_meta(run) == {"step": OLD}  # after the block: not trusted again
+
+
+def test_a_record_emptied_of_its_files_verifies_nothing(two_steps, tmp_path):
+    """A record that lists no file (or fewer than the step holds) fails: every file must be recorded."""
+    run = _unverified_copy(two_steps, tmp_path / "run", '{"algorithm": "sha256", "files": {}}')
+    lines: list[str] = []
+    _, meta = checkpoint.restore(run, jax.eval_shape(lambda: _state(0.0)), log=lines.append)
+    assert meta == {"step": OLD} and len(lines) == 1, lines
+    assert f"step {NEW} in {run / 'checkpoints'} is damaged (unrecorded file " in lines[0], lines[0]
+
+
+def test_no_verified_checkpoint_is_one_line_with_the_option(two_steps, tmp_path):
+    """Every step without its record (a run written before records existed): one line naming each step
+    and the option; with the option, the newest one."""
+    run = tmp_path / "old_run"
+    shutil.copytree(two_steps, run)
+    for step in (OLD, NEW):
+        (run / "checkpoints" / str(step) / CHECKSUMS_FILE).unlink()
+    abstract = jax.eval_shape(lambda: _state(0.0))
+    with pytest.raises(checkpoint.DamagedCheckpointError) as info:
+        checkpoint.restore(run, abstract)
+    message = str(info.value)
+    assert "\n" not in message and f"checkpoint steps {NEW}, {OLD} in" in message, message
+    assert (
+        "are unverified" in message and "no intact checkpoint" in message and "--trust-unverified" in message
+    )
+    _, meta = checkpoint.restore(run, abstract, trust_unverified=True, log=lambda line: None)
+    assert meta == {"step": NEW}
 
 
 def test_no_intact_checkpoint_is_one_line_naming_every_step(two_steps, tmp_path):
@@ -181,3 +271,49 @@ def test_resume_from_a_damaged_newest_checkpoint_continues_from_the_older_one(tm
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 2, err
     assert all("steps 6, 4 in" in line and "no intact checkpoint" in line for line in err), err
+
+
+# slow: one training of two chunks and one resumed chunk (~15 s); the default run keeps the unverified
+# step's fallback, refusal and trusted restore above on real orbax checkpoints, and the commands' one
+# line and --trust-unverified in test_hostile_configs_checkpoints
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_a_trained_runs_newest_checkpoint_flipped_and_unrecorded_is_not_restored(tmp_path, capsys):
+    """The review's case end to end: a run's newest checkpoint with bytes flipped in its largest data
+    file and its record deleted. `load_run` (hivex evaluate's restore) takes the older step, saying so;
+    trusted, the flipped step and a warning; `--resume` continues from the older step."""
+    config = tmp_path / "tiny.yaml"
+    config.write_text(yaml.safe_dump({**TINY_CONFIG, "gif_frames": 0}))
+    common = ["--config", str(config), "--out-dir", str(tmp_path), "--no-progress"]
+    run = tmp_path / "flipped"
+    assert train_main([*common, "--name", "flipped", "--max-chunks", "2"]) == 0
+    assert checkpoint.committed_steps(run) == [4, 2]
+    _, population, newest = load_run(run)
+    data = _largest_data_file(run / "checkpoints" / "4")
+    flipped = np.frombuffer(data.read_bytes(), np.uint8).copy()
+    flipped[len(flipped) // 2 : len(flipped) // 2 + 8] ^= 0xFF  # a few bytes: orbax reads it without noticing
+    data.write_bytes(flipped.tobytes())
+    (run / "checkpoints" / "4" / CHECKSUMS_FILE).unlink()
+    capsys.readouterr()
+
+    _, _, state = load_run(run)
+    older, _ = checkpoint.restore(run, population.abstract_state(), step=2)
+    _assert_equal(state, older)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "step 4 in" in err[0] and "is unverified" in err[0] and "using step 2" in err[0]
+
+    with checkpoint.trusting_unverified():
+        _, _, trusted = load_run(run)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("warning: checkpoint step 4 in") and "unverified" in err[0]
+    assert trusted.update.tolist() == newest.update.tolist()  # the flipped step, as the user asked
+
+    assert train_main(["--resume", str(run), "--no-progress", "--max-chunks", "1"]) == 0
+    out = capsys.readouterr().out
+    assert (
+        "checkpoint step 4 in" in out
+        and "is unverified" in out
+        and "resuming" in out
+        and "at update 2" in out
+    )
+    assert (run / "damaged_checkpoints" / "4").is_dir()
