@@ -109,3 +109,21 @@ def format_score(value: Any, digits: int = 3, missing: str = "n/a") -> str:
     if value is None or not np.isfinite(float(value)):
         return missing
     return f"{float(value):.{digits}f}"
+
+
+def score_lines(fields: Mapping[str, Any]) -> list[str]:
+    """Printed lines of `score_fields`' output: each trained policy's normalised score (or why there is
+    none) and, where it means something, its fraction of scripted."""
+    lines = []
+    if "normalised_score" in fields:
+        if fields.get("normalised_score_note"):
+            lines.append(fields["normalised_score_note"])
+        else:
+            scores = ", ".join(f"{n} {format_score(v)}" for n, v in fields["normalised_score"].items())
+            lines.append(f"normalised score (R - R_random) / (R_scripted - R_random): {scores}")
+    if "fraction_of_scripted" in fields:
+        fractions = ", ".join(f"{n} {format_score(v)}" for n, v in fields["fraction_of_scripted"].items())
+        lines.append(f"fraction of scripted R / R_scripted: {fractions}")
+    elif fields.get("fraction_of_scripted_note"):
+        lines.append(fields["fraction_of_scripted_note"])
+    return lines
