@@ -29,6 +29,10 @@ TEACHER_WHERE = ("all", "safety")
 #: values of `activation`
 ACTIVATIONS = ("tanh", "relu", "gelu", "silu")
 
+#: values of `visual_encoder`: a 3x3/2 SAME convolution per `cnn_channels` entry, or ML-Agents' simple
+#: encoder (8x8/4 then 4x4/2, VALID; `baselines.networks.Encoder`)
+VISUAL_ENCODERS = ("strided3", "hivex_simple")
+
 #: upper bounds of the size keys (docs/training.md, "Bounds"): far above any run one machine holds, low
 #: enough that a typo (`num_seeds=1e30`) is one line before anything allocates or compiles; what does fit
 #: under them is then checked against the device's memory (`baselines.memory`)
@@ -112,6 +116,7 @@ def check_config(config: PPOConfig) -> None:
         raise ConfigError("hidden_sizes needs at least one layer")
     if config.activation not in ACTIVATIONS:
         raise ConfigError(f"activation must be tanh, relu, gelu or silu; got {config.activation!r}")
+    _check_encoders(config)
     _check_run(config)
     _check_worlds(config)
 
@@ -207,6 +212,16 @@ def _check_extensions(config: PPOConfig) -> None:
     if outside:
         raise ConfigError(
             f"train_env_params_start fields {outside} are not in train_env_params (where their anneal ends)"
+        )
+
+
+def _check_encoders(config: PPOConfig) -> None:
+    if config.visual_encoder not in VISUAL_ENCODERS:
+        raise ConfigError(f"visual_encoder must be one of {VISUAL_ENCODERS}; got {config.visual_encoder!r}")
+    if config.shared_encoder and config.algo != "ippo":
+        raise ConfigError(
+            f"shared_encoder is IPPO only: {config.algo.upper()}'s critic reads the global state, not the "
+            "actor's observation, so there is no encoder to share"
         )
 
 

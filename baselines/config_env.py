@@ -20,6 +20,7 @@ def check_env_fit(config: PPOConfig, env: Any, env_params: Any) -> None:
     vector = spaces.get("vector")
     has_vector = vector is not None and vector.shape[-1] > 0
     parts = ", ".join(f"{k} {tuple(v.shape)}" for k, v in spaces.items())
+    check_visual_encoder(config, spaces.get("visual"), parts)
     if config.cnn_channels and "visual" not in spaces:
         raise ConfigError(
             f"cnn_channels={list(config.cnn_channels)} builds convolutions over obs['visual'], but "
@@ -69,6 +70,32 @@ def check_env_fit(config: PPOConfig, env: Any, env_params: Any) -> None:
         raise ConfigError(
             f"critic_local_visual gives MAPPO's critic obs['visual'], but {config.env_id} observes only "
             f"{parts}: set critic_local_visual=false"
+        )
+
+
+def check_visual_encoder(config: PPOConfig, visual: Any, parts: str) -> None:
+    """Raise a one-line `ConfigError` if `visual_encoder=hivex_simple` cannot read the env's `visual`
+    space (absent, or under ML-Agents' 20 x 20 minimum) or `cnn_channels` is not its two layers."""
+    from baselines.networks import HIVEX_SIMPLE_MIN_SIDE
+
+    if config.visual_encoder != "hivex_simple":
+        return
+    if visual is None:
+        raise ConfigError(
+            f"visual_encoder=hivex_simple convolves obs['visual'], but {config.env_id} observes only "
+            f"{parts}: leave visual_encoder at strided3"
+        )
+    height, width = visual.shape[-3:-1]
+    if min(height, width) < HIVEX_SIMPLE_MIN_SIDE:
+        raise ConfigError(
+            f"visual_encoder=hivex_simple (8x8/4 then 4x4/2) needs images of at least "
+            f"{HIVEX_SIMPLE_MIN_SIDE} x {HIVEX_SIMPLE_MIN_SIDE}; {config.env_id}'s are {height} x {width}: "
+            "use visual_encoder=strided3"
+        )
+    if len(config.cnn_channels) != 2:
+        raise ConfigError(
+            "visual_encoder=hivex_simple has two convolutions (8x8/4, 4x4/2): cnn_channels needs two "
+            f"entries (e.g. [16, 32]); got {list(config.cnn_channels)}"
         )
 
 

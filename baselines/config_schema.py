@@ -135,6 +135,10 @@ class PPOConfig:
     # episode start; PPO minibatches are whole env sequences); the critic stays feed-forward
     recurrent: str = static_key("network", "none")
     gru_size: int = static_key("network", 128)
+    # the convolutions over obs["visual"]: "strided3" (3x3/2 SAME per cnn_channels entry) or "hivex_simple"
+    # (ML-Agents' simple encoder HIVEX used: 8x8/4 then 4x4/2, VALID; two cnn_channels)
+    visual_encoder: str = static_key("network", "strided3")
+    shared_encoder: bool = static_key("network", False)  # IPPO: the critic is a head on the actor's encoder
     # --- extensions (training only; evaluation and the "return" metrics keep the env's reward)
     # {term name: weight} re-weights info["raw_reward_terms"] in training rollouts (terms not named keep
     # the env's task weight)

@@ -39,6 +39,8 @@ RESUME_FIXED_KEYS = {
     "num_envs": "the env axis of the saved state",
     "hidden_sizes": "the network shapes",
     "cnn_channels": "the network shapes",
+    "visual_encoder": "the network shapes",
+    "shared_encoder": "the network shapes (the critic's encoder is the actor's)",
     "recurrent": "the network shapes and the saved state (the GRU memory)",
     "gru_size": "the network shapes and the saved state (the GRU memory)",
     "critic_agent_id": "the critic's input shape",

@@ -9,6 +9,7 @@ and entropies of the parts are summed. Leading axes of the inputs are free (agen
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import distrax
 import flax.linen as nn
@@ -63,12 +64,79 @@ class StridedConv(nn.Module):
         return patches @ kernel.reshape(9 * c_in, self.features) + bias
 
 
+class PatchConv(nn.Module):
+    """A `kernel` x `kernel`, stride-`stride`, VALID-padded convolution (what `jax.lax.conv_general_dilated`
+    computes with `padding="VALID"`, parameters `kernel` [k, k, in, out] and `bias`), for kernels a
+    whole number of strides wide (ML-Agents' simple encoder: 8 x 8 / 4, 4 x 4 / 2). On the CPU it runs as
+    a space-to-depth reshape (stride x stride blocks), (k / stride)^2 slices and one matmul, for the
+    reason `StridedConv` does."""
+
+    features: int
+    kernel: int
+    stride: int
+    method: str = "auto"  # "auto" (patches on the CPU, XLA's convolution elsewhere), "patches", "conv"
+
+    @nn.compact
+    def __call__(self, x: jax.Array) -> jax.Array:
+        """f32[B, H, W, C] -> f32[B, (H - k) // s + 1, (W - k) // s + 1, features]."""
+        k, s, c_in = self.kernel, self.stride, x.shape[-1]
+        if k % s:
+            raise ValueError(f"PatchConv needs a kernel a whole number of strides wide; got {k} / {s}")
+        kernel = self.param("kernel", orthogonal(np.sqrt(2)), (k, k, c_in, self.features))
+        bias = self.param("bias", nn.initializers.zeros, (self.features,))
+        method = self.method
+        if method == "auto":
+            method = "patches" if jax.default_backend() == "cpu" else "conv"
+        if method == "conv":
+            y = jax.lax.conv_general_dilated(
+                _to_unit_float(x), kernel, (s, s), "VALID", dimension_numbers=("NHWC", "HWIO", "NHWC")
+            )
+            return y + bias
+        return patch_matmul(x, kernel, s) + bias
+
+
+def patch_matmul(x: jax.Array, kernel: jax.Array, stride: int) -> jax.Array:
+    """`x [B, H, W, C]` convolved with `kernel [k, k, C, F]` at `stride` (VALID; k a multiple of the
+    stride): [B, out_h, out_w, F]. The image is cut into stride x stride blocks (space to depth), so the
+    convolution is an r x r, stride-1 one over the blocks (r = k / stride): r^2 slices of the block grid
+    and one matmul. `x` may be uint8: it is converted after the slicing (the same values)."""
+    k, s = kernel.shape[0], stride
+    r = k // s
+    b, h, w, c = x.shape
+    out_h, out_w = (h - k) // s + 1, (w - k) // s + 1
+    rows, cols = out_h + r - 1, out_w + r - 1  # blocks read (the rest of the image is never covered)
+    blocks = x[:, : rows * s, : cols * s].reshape(b, rows, s, cols, s, c)
+    blocks = blocks.transpose(0, 1, 3, 2, 4, 5).reshape(b, rows, cols, s * s * c)  # (ri, rj, c) per block
+    patches = jnp.concatenate(
+        [blocks[:, bi : bi + out_h, bj : bj + out_w] for bi in range(r) for bj in range(r)], axis=-1
+    )  # [B, out_h, out_w, r * r * s * s * c], ordered (bi, bj, ri, rj, c): kernel row di = bi * s + ri
+    weights = kernel.reshape(r, s, r, s, c, -1).transpose(0, 2, 1, 3, 4, 5).reshape(r * r * s * s * c, -1)
+    return _to_unit_float(patches) @ weights
+
+
+def _to_unit_float(x: jax.Array) -> jax.Array:
+    """uint8 0-255 -> f32 0-1; float images pass unchanged."""
+    return x.astype(jnp.float32) / 255.0 if jnp.issubdtype(x.dtype, jnp.integer) else x
+
+
+#: `visual_encoder="hivex_simple"`: ML-Agents' simple encoder as HIVEX used it, (kernel, stride) per layer
+#: (VALID; ReLU after each as the default encoder has, where ML-Agents has LeakyReLU), and the smallest
+#: image side it reads (ML-Agents' minimum)
+HIVEX_SIMPLE_LAYERS = ((8, 4), (4, 2))
+HIVEX_SIMPLE_MIN_SIDE = 20
+
+
 class Encoder(nn.Module):
-    """MLP over `vector`, small CNN over `visual` (uint8 0-255 or float 0-1), concatenated, then an MLP."""
+    """MLP over `vector`, small CNN over `visual` (uint8 0-255 or float 0-1), concatenated, then an MLP.
+
+    `visual_encoder`: "strided3" (a 3 x 3 / 2 SAME convolution per `cnn_channels` entry) or
+    "hivex_simple" (8 x 8 / 4 then 4 x 4 / 2, VALID, with the two `cnn_channels`: ML-Agents' simple
+    encoder; on a 42 x 42 image 3 x 3 x 32 = 288 features instead of 3,872)."""
 
     hidden_sizes: Sequence[int] = (64, 64)
     cnn_channels: Sequence[int] = (16, 32)
     activation: str = "tanh"
+    visual_encoder: str = "strided3"
 
     @nn.compact
     def __call__(self, obs: dict[str, jax.Array]) -> jax.Array:
@@ -78,11 +146,14 @@ class Encoder(nn.Module):
             x = obs["visual"]
             lead = x.shape[:-3]
             x = x.reshape((-1,) + x.shape[-3:])
-            if jnp.issubdtype(x.dtype, jnp.integer):
-                x = x.astype(jnp.float32) / 255.0
-            for channels in self.cnn_channels:
-                x = StridedConv(channels)(x)
-                x = nn.relu(x)
+            if self.visual_encoder == "hivex_simple":
+                for channels, (kernel, stride) in zip(self.cnn_channels, HIVEX_SIMPLE_LAYERS, strict=True):
+                    x = nn.relu(PatchConv(channels, kernel, stride)(x))  # uint8 until its first matmul
+            else:
+                x = _to_unit_float(x)
+                for channels in self.cnn_channels:
+                    x = StridedConv(channels)(x)
+                    x = nn.relu(x)
             x = x.reshape(lead + (-1,))
             x = act(nn.Dense(self.hidden_sizes[0], kernel_init=orthogonal(np.sqrt(2)))(x))
             features.append(x)
@@ -204,10 +275,11 @@ class Actor(nn.Module):
     cnn_channels: Sequence[int] = (16, 32)
     activation: str = "tanh"
     init_log_std: float = -0.5
+    visual_encoder: str = "strided3"
 
     @nn.compact
     def __call__(self, obs: dict[str, jax.Array]) -> HybridDistribution:
-        x = Encoder(self.hidden_sizes, self.cnn_channels, self.activation)(obs)
+        x = Encoder(self.hidden_sizes, self.cnn_channels, self.activation, self.visual_encoder)(obs)
         return hybrid_head(self, x, self.continuous_dims, self.discrete_branches, self.init_log_std)
 
 
@@ -223,10 +295,11 @@ class RecurrentActor(nn.Module):
     activation: str = "tanh"
     init_log_std: float = -0.5
     gru_size: int = 128
+    visual_encoder: str = "strided3"
 
     @nn.compact
     def __call__(self, obs: dict[str, jax.Array], hidden: jax.Array) -> tuple[jax.Array, HybridDistribution]:
-        x = Encoder(self.hidden_sizes, self.cnn_channels, self.activation)(obs)
+        x = Encoder(self.hidden_sizes, self.cnn_channels, self.activation, self.visual_encoder)(obs)
         hidden, x = nn.GRUCell(self.gru_size, name="gru")(hidden, x)
         return hidden, hybrid_head(self, x, self.continuous_dims, self.discrete_branches, self.init_log_std)
 
@@ -245,24 +318,61 @@ class Critic(nn.Module):
     activation: str = "tanh"
     num_heads: int = 1
     local_heads: bool = False  # heads 1.. read `obs["local"]` (the agent's own obs) through their own encoder
+    visual_encoder: str = "strided3"
 
     @nn.compact
     def __call__(self, obs: dict[str, jax.Array]) -> jax.Array:
         shared = {k: v for k, v in obs.items() if k != "local"}
-        x = Encoder(self.hidden_sizes, self.cnn_channels, self.activation)(shared)
+        encoder = (self.hidden_sizes, self.cnn_channels, self.activation, self.visual_encoder)
+        x = Encoder(*encoder)(shared)
         if self.local_heads:
             rest = nn.Dense(1, kernel_init=orthogonal(1.0), name="value_head")(x)
-            y = Encoder(self.hidden_sizes, self.cnn_channels, self.activation, name="local_encoder")(
-                obs["local"]
-            )
+            y = Encoder(*encoder, name="local_encoder")(obs["local"])
             heads = nn.Dense(self.num_heads - 1, kernel_init=orthogonal(1.0), name="local_value_head")(y)
             return jnp.concatenate([rest, heads], axis=-1)
         value = nn.Dense(self.num_heads, kernel_init=orthogonal(1.0), name="value_head")(x)
         return value[..., 0] if self.num_heads == 1 else value
 
 
-def make_critic(config, num_heads: int) -> Critic:
+#: the name flax gives the encoder of `Actor`, `RecurrentActor` and `Critic` (their first submodule)
+ENCODER = "Encoder_0"
+
+
+@dataclass(frozen=True)
+class CriticNetwork:
+    """The trainer's critic over its params `{"actor": ..., "critic": ...}`: `init(key, obs)` gives
+    `params["critic"]`, `apply(params, obs)` the value. With `shared_encoder` it is a value head on the
+    actor's encoder (one torso for both, IPPO: the same input): `params["critic"]` holds the head alone
+    and `apply` reads the encoder from `params["actor"]`, so the value loss trains the actor's encoder too."""
+
+    module: Critic
+    shared_encoder: bool = False
+
+    def init(self, key: jax.Array, obs: dict[str, jax.Array]) -> dict:
+        """`params["critic"]` for an example `obs` (the head alone when the encoder is shared)."""
+        variables = self.module.init(key, obs)
+        if not self.shared_encoder:
+            return variables
+        return {"params": {k: v for k, v in variables["params"].items() if k != ENCODER}}
+
+    def apply(self, params: dict, obs: dict[str, jax.Array]) -> jax.Array:
+        """The value of `obs` (f32[...], or f32[..., heads]) under the trainer's `params`."""
+        variables = params["critic"]
+        if self.shared_encoder:
+            variables = {"params": {**variables["params"], ENCODER: params["actor"]["params"][ENCODER]}}
+        return self.module.apply(variables, obs)
+
+
+def make_critic(config, num_heads: int) -> CriticNetwork:
     """The trainer's critic from its config: `num_heads` outputs; MAPPO's `critic_heads_local` puts heads
-    1.. on the agent's own obs."""
+    1.. on the agent's own obs; IPPO's `shared_encoder` puts the head on the actor's encoder."""
     local_heads = getattr(config, "critic_heads_local", False)  # an IPPO config has no such key
-    return Critic(config.hidden_sizes, config.cnn_channels, config.activation, num_heads, local_heads)
+    module = Critic(
+        config.hidden_sizes,
+        config.cnn_channels,
+        config.activation,
+        num_heads,
+        local_heads,
+        config.visual_encoder,
+    )
+    return CriticNetwork(module, config.shared_encoder)

@@ -179,6 +179,7 @@ def make_policy(config: PPOConfig, env: Any, view: View) -> Policy:
         config.activation,
         config.init_log_std,
     )
+    encoder = {"visual_encoder": config.visual_encoder}
     if config.recurrent == "none":
-        return FeedForwardPolicy(Actor(*options), view)
-    return RecurrentPolicy(RecurrentActor(*options, config.gru_size), view, config.gru_size)
+        return FeedForwardPolicy(Actor(*options, **encoder), view)
+    return RecurrentPolicy(RecurrentActor(*options, config.gru_size, **encoder), view, config.gru_size)

@@ -117,11 +117,49 @@ class Train:
     policy: Any = None
     training_env: Any = None  # the env stack with its world pool (a fused sweep compares members' pools)
     train_params: Any = None  # the EnvParams training plays (`env_params` + `train_env_params`)
+    # the update's stages apart (`hivex bench --train --profile` compiles and times each): `value(params,
+    # critic_obs)`, `advantages(runner, traj) -> (runner, traj, advantages, targets)` (GAE) and
+    # `learner(runner) -> minibatch step` (what `ppo_epochs` runs at that runner's update)
+    value: Callable[[dict, dict], jax.Array] | None = None
+    advantages: Callable[..., tuple] | None = None
+    learner: Callable[..., Callable] | None = None
 
 
 def trainable(params: dict) -> dict:
     """The parameters the optimiser updates (not the running stats)."""
     return {"actor": params["actor"], "critic": params["critic"]}
+
+
+def minibatch_update(loss: Callable[[dict, tuple], tuple[jax.Array, dict]], optimizer: Any) -> Callable:
+    """One optimiser step on `loss(params, minibatch) -> (loss, metrics)`: the scan body
+    `((params, opt_state), minibatch) -> ((params, opt_state), metrics)`."""
+
+    def step(carry: tuple, minibatch: tuple) -> tuple[tuple, dict]:
+        params, opt_state = carry
+        grads, metrics = jax.grad(loss, has_aux=True)(params, minibatch)
+        updates, opt_state = optimizer.update(grads, opt_state, params)
+        return (optax.apply_updates(params, updates), opt_state), metrics
+
+    return step
+
+
+def ppo_epochs(
+    step: Callable, policy: Any, config: PPOConfig, params: dict, opt_state: Any, key: jax.Array, batch: tuple
+) -> tuple[tuple[dict, Any], dict]:
+    """`config.update_epochs` epochs of `config.num_minibatches` `step`s over `batch` (`policy.batch` of a
+    rollout), reshuffled each epoch: `((params, opt_state), metrics [E, M])`."""
+
+    def epoch(carry: tuple, _: Any) -> tuple[tuple, dict]:
+        params, opt_state, key = carry
+        key, k_shuffle = jax.random.split(key)
+        minibatches = policy.minibatches(k_shuffle, batch, config.num_minibatches)
+        (params, opt_state), metrics = jax.lax.scan(step, (params, opt_state), minibatches)
+        return (params, opt_state, key), metrics
+
+    (params, opt_state, _), metrics = jax.lax.scan(
+        epoch, (params, opt_state, key), None, config.update_epochs
+    )
+    return (params, opt_state), metrics
 
 
 # -------------------------------------------------------------------------------------- the trainer
@@ -149,7 +187,7 @@ def make_train(
     data = functools.partial(members.value, config, train_params)  # (member, key): a member's or the config's
 
     def value_of(params: dict, critic_obs: dict) -> jax.Array:
-        return critic.apply(params["critic"], normalization.critic_view(params, critic_obs))
+        return critic.apply(params, normalization.critic_view(params, critic_obs))
 
     # ------------------------------------------------------------------------------------ init
     def init(key: jax.Array, member: dict | None = None) -> RunnerState:
@@ -241,7 +279,7 @@ def make_train(
             traj.log_prob,
             advantages,
             entropy_continuous + entropy_discrete,
-            critic.apply(params["critic"], normalization.critic_view(views, critic_input.of(traj))),
+            critic.apply(params, normalization.critic_view(views, critic_input.of(traj))),
             traj.value,
             targets,
             traj.active,
@@ -260,43 +298,30 @@ def make_train(
         return loss, metrics
 
     # ---------------------------------------------------- one update: rollout, GAE, PPO epochs
-    def update_step(runner: RunnerState, _: Any, member: dict | None = None) -> tuple[RunnerState, dict]:
+    def advantages(runner: RunnerState, traj: Transition, member: dict | None = None) -> tuple:
+        """`(runner, traj, advantages, targets)`: GAE per value head on the rewards GAE reads (the return
+        scaling's stats merged into `runner`)."""
+        returns, rewards, traj = return_scaler.scale(runner.returns, traj)
+        gamma, gamma_lambda = data(member, "gamma"), data(member, "gamma_lambda")
+        adv, targets = value_heads.gae(runner.update, rewards, traj, gamma, config.gae_lambda, gamma_lambda)
+        return runner.replace(returns=returns), traj, adv, targets
+
+    def learner(runner: RunnerState, member: dict | None = None) -> Callable:
+        """The clipped-PPO minibatch step of `runner`'s update (the obs stats its rollout acted with)."""
         obs_norm = runner.params.get("obs_norm")  # fixed through the rollout and its epochs
         coefficients = tuple(aux.coefficient(runner.update) for aux in auxiliary_losses)
-        memory0 = runner.memory  # the memory the rollout starts from (recurrent)
-        member_optimizer = members.optimizer_for(config, optimizer, member)
+        optimizer_here = members.optimizer_for(config, optimizer, member)
+        return minibatch_update(lambda p, mb: loss_fn(p, obs_norm, mb, coefficients, member), optimizer_here)
+
+    def update_step(runner: RunnerState, _: Any, member: dict | None = None) -> tuple[RunnerState, dict]:
+        obs_norm, memory0 = runner.params.get("obs_norm"), runner.memory  # as the rollout starts
+        step = learner(runner, member)
         runner, (traj, episode) = rollout(runner, member)
-        returns, rewards, traj = return_scaler.scale(runner.returns, traj)
-        runner = runner.replace(returns=returns)
-        advantages, targets = value_heads.gae(
-            runner.update,
-            rewards,
-            traj,
-            data(member, "gamma"),
-            config.gae_lambda,
-            data(member, "gamma_lambda"),
-        )
-        batch = policy.batch((traj, advantages, targets), memory0)
-
-        def epoch(carry: tuple, _: Any) -> tuple[tuple, dict]:
-            params, opt_state, key = carry
-            key, k_shuffle = jax.random.split(key)
-
-            def minibatch_step(carry: tuple, minibatch: tuple) -> tuple[tuple, dict]:
-                params, opt_state = carry
-                grads, metrics = jax.grad(loss_fn, has_aux=True)(
-                    params, obs_norm, minibatch, coefficients, member
-                )
-                updates, opt_state = member_optimizer.update(grads, opt_state, params)
-                return (optax.apply_updates(params, updates), opt_state), metrics
-
-            minibatches = policy.minibatches(k_shuffle, batch, config.num_minibatches)
-            (params, opt_state), metrics = jax.lax.scan(minibatch_step, (params, opt_state), minibatches)
-            return (params, opt_state, key), metrics
-
+        runner, traj, adv, targets = advantages(runner, traj, member)
+        batch = policy.batch((traj, adv, targets), memory0)
         rng, k_epochs = jax.random.split(runner.rng)
-        (params, opt_state, _), loss_metrics = jax.lax.scan(
-            epoch, (trainable(runner.params), runner.opt_state, k_epochs), None, config.update_epochs
+        (params, opt_state), loss_metrics = ppo_epochs(
+            step, policy, config, trainable(runner.params), runner.opt_state, k_epochs, batch
         )
         params = normalization.after_rollout(
             params,
@@ -321,5 +346,6 @@ def make_train(
 
     recurrent_api = (policy.step, policy.initial_memory, policy.replay_steps) if policy.recurrent else ()
     act = policy.evaluation_act
-    parts = {"policy": policy, "training_env": training_env, "train_params": train_params}
+    parts = {"policy": policy, "training_env": training_env, "train_params": train_params, "value": value_of}
+    parts.update(advantages=advantages, learner=learner)
     return Train(config, env, env_params, init, update_chunk, act, rollout, *recurrent_api, **parts)

@@ -6,7 +6,16 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from baselines.networks import Actor, Critic, HybridDistribution, StridedConv
+from baselines.networks import (
+    ENCODER,
+    Actor,
+    Critic,
+    CriticNetwork,
+    Encoder,
+    HybridDistribution,
+    PatchConv,
+    StridedConv,
+)
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -97,3 +106,99 @@ def test_strided_conv_patches_equal_a_real_convolution(shape):
     )
     for a, b in zip(jax.tree.leaves(ours), jax.tree.leaves(theirs), strict=True):
         np.testing.assert_allclose(a, b, atol=1e-4)
+
+
+@pytest.mark.parametrize(
+    ("shape", "kernel", "stride"),
+    [((2, 42, 42, 3), 8, 4), ((3, 9, 9, 16), 4, 2), ((1, 25, 27, 2), 8, 4), ((2, 5, 6, 3), 4, 2)],
+)
+def test_patch_conv_equals_a_valid_convolution(shape, kernel, stride):
+    """hivex_simple's CPU path (space to depth, slices and one matmul) computes XLA's VALID convolution,
+    values and gradients, with the same parameters; odd sides leave the uncovered rows out as VALID does."""
+    x = jax.random.normal(jax.random.PRNGKey(1), shape)
+    patches = PatchConv(5, kernel, stride, method="patches")
+    params = patches.init(jax.random.PRNGKey(0), x)
+    kernel_array, bias = params["params"]["kernel"], params["params"]["bias"]
+    assert kernel_array.shape == (kernel, kernel, shape[-1], 5)
+
+    def reference(p):
+        k = p["params"]["kernel"]
+        y = jax.lax.conv_general_dilated(
+            x, k, (stride, stride), "VALID", dimension_numbers=("NHWC", "HWIO", "NHWC")
+        )
+        return y + p["params"]["bias"]
+
+    expected = reference(params)
+    side = (shape[1] - kernel) // stride + 1, (shape[2] - kernel) // stride + 1
+    assert expected.shape == (shape[0], *side, 5)
+    np.testing.assert_allclose(patches.apply(params, x), expected, atol=1e-5)
+    np.testing.assert_allclose(
+        PatchConv(5, kernel, stride, method="conv").apply(params, x), expected, atol=1e-5
+    )
+    ours = jax.grad(lambda p: jnp.sum(jnp.sin(patches.apply(p, x))))(params)
+    theirs = jax.grad(lambda p: jnp.sum(jnp.sin(reference(p))))(params)
+    for a, b in zip(jax.tree.leaves(ours), jax.tree.leaves(theirs), strict=True):
+        np.testing.assert_allclose(a, b, atol=1e-4)
+    assert bias.shape == (5,)
+
+
+def test_patch_conv_reads_uint8_images_as_unit_floats():
+    """A uint8 image stays uint8 through the slicing and is converted at the matmul: the same output as the
+    image divided by 255 first, bit for bit."""
+    image = jax.random.randint(jax.random.PRNGKey(2), (2, 42, 42, 3), 0, 256).astype(jnp.uint8)
+    conv = PatchConv(4, 8, 4, method="patches")
+    params = conv.init(jax.random.PRNGKey(0), image.astype(jnp.float32))
+    np.testing.assert_array_equal(
+        conv.apply(params, image), conv.apply(params, image.astype(jnp.float32) / 255.0)
+    )
+
+
+def _param_count(tree) -> int:
+    return sum(int(np.prod(leaf.shape)) for leaf in jax.tree.leaves(tree))
+
+
+def test_hivex_simple_encoder_parameters_on_a_42_by_42_camera():
+    """Aerial Wildfire Suppression's observation (42 x 42 x 3 image, 8 floats), the shipped network (16 and
+    32 channels, 2 x 256): ML-Agents' simple encoder gives 9 x 9 x 16 -> 3 x 3 x 32 = 288 features."""
+    obs = {"vector": jnp.zeros((3, 8)), "visual": jnp.zeros((3, 42, 42, 3), jnp.uint8)}
+    encoder = Encoder((256, 256), (16, 32), "tanh", "hivex_simple")
+    params = encoder.init(jax.random.PRNGKey(0), obs)["params"]
+    by_layer = {name: _param_count(p) for name, p in params.items()}
+    assert by_layer == {
+        "PatchConv_0": 8 * 8 * 3 * 16 + 16,  # 3,088
+        "PatchConv_1": 4 * 4 * 16 * 32 + 32,  # 8,224
+        "Dense_0": 3 * 3 * 32 * 256 + 256,  # the image's features: 73,984
+        "Dense_1": (256 + 8) * 256 + 256,  # image features and vector: 67,840
+        "Dense_2": 256 * 256 + 256,  # 65,792
+    }
+    assert sum(by_layer.values()) == 218_928
+    assert encoder.apply({"params": params}, obs).shape == (3, 256)
+    # today's default (3 x 3 / 2 SAME: 21 x 21 x 16 -> 11 x 11 x 32 = 3,872 features) has 4.6x the parameters
+    default = Encoder((256, 256), (16, 32), "tanh").init(jax.random.PRNGKey(0), obs)["params"]
+    assert _param_count(default["Dense_0"]) == 11 * 11 * 32 * 256 + 256
+    assert _param_count(default) == 448 + 4_640 + 991_488 + 67_840 + 65_792
+
+
+def test_shared_encoder_critic_is_a_head_on_the_actors_encoder():
+    """`shared_encoder`: the critic's own params are the value head alone, and its value is the head on
+    the actor's encoder output (changing the actor's encoder changes the value)."""
+    obs = {"vector": jnp.ones((5, 3, 4)), "visual": jnp.full((5, 3, 8, 8, 2), 200, jnp.uint8)}
+    actor = Actor(continuous_dims=1, discrete_branches=(3,), hidden_sizes=(16,), cnn_channels=(4,))
+    module = Critic(hidden_sizes=(16,), cnn_channels=(4,))
+    shared, separate = CriticNetwork(module, shared_encoder=True), CriticNetwork(module)
+    params = {
+        "actor": actor.init(jax.random.PRNGKey(0), obs),
+        "critic": shared.init(jax.random.PRNGKey(1), obs),
+    }
+    assert set(params["critic"]["params"]) == {"value_head"}
+    assert set(separate.init(jax.random.PRNGKey(1), obs)["params"]) == {ENCODER, "value_head"}
+    value = shared.apply(params, obs)
+    assert value.shape == (5, 3)
+    features = Encoder((16,), (4,)).apply({"params": params["actor"]["params"][ENCODER]}, obs)
+    head = params["critic"]["params"]["value_head"]
+    np.testing.assert_allclose(
+        value, (features @ head["kernel"] + head["bias"])[..., 0], rtol=1e-5, atol=1e-6
+    )
+    moved = jax.tree.map(lambda x: x * 1.5, params["actor"]["params"][ENCODER])
+    other = {**params, "actor": {"params": {**params["actor"]["params"], ENCODER: moved}}}
+    assert not np.allclose(shared.apply(other, obs), value)
