@@ -4,20 +4,41 @@ the `hivex_jax` library imports nothing from `baselines`."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 
-def bench_train(config_path: str, num_updates: int) -> Callable[[], dict[str, Any]]:
-    """`hivex bench --train CONFIG`: check the config now (a `UserError` before anything compiles) and
-    return the measurement to run later, `() -> baselines.bench.train_throughput(...)`'s dict."""
+def bench_train(
+    config_path: str,
+    num_updates: int,
+    overrides: Sequence[str] = (),
+    profile: bool = False,
+    variants: Sequence[Sequence[str]] = (),
+    repeats: int = 3,
+) -> Callable[[], dict[str, Any]]:
+    """`hivex bench --train CONFIG [--train-set KEY=VALUE ...] [--profile [--compare "KEY=VALUE ..."]]`:
+    check the config with its `overrides` (and each of `variants`, more overrides on top) now, a
+    `UserError` before anything compiles, and return the measurement to run later:
+    `baselines.bench.train_throughput(...)`'s dict, or with `profile` `train_profile(...)`'s (timed in
+    `repeats` rounds), whose `"table"` is the profile as text."""
     from baselines.config import load_config, validate_env
+    from hivex_jax.core.errors import UserError
 
-    validate_env(load_config(config_path, [f"chunk_updates={int(num_updates)}"]))
+    if variants and not profile:
+        raise UserError("--compare adds variants to the profile: give --profile too")
+    for extra in [(), *variants]:
+        validate_env(load_config(config_path, [*overrides, *extra, f"chunk_updates={int(num_updates)}"]))
 
     def measure() -> dict[str, Any]:
-        from baselines.bench import train_throughput
+        if not profile:
+            from baselines.bench import train_throughput
 
-        return train_throughput(config_path, [], num_updates)
+            return train_throughput(config_path, list(overrides), num_updates)
+        from baselines.bench import profile_table, train_profile
+
+        result = train_profile(
+            config_path, list(overrides), num_updates, [list(v) for v in variants], repeats
+        )
+        return {**result, "table": profile_table(result)}
 
     return measure

@@ -5,7 +5,9 @@ Each measurement runs `steps` environment steps for `batch` worlds inside one `j
 from run time; the run is repeated and the median taken; `block_until_ready` ends every timing.
 `--peer` measures a peer env the same way in the same process, so the ratio is taken side by side on
 the same machine state: JaxMARL's MPE_simple_spread_v3 (`--peer` or `--peer mpe`), or, for the camera
-envs, Craftax-Classic-Pixels-v1 (`--peer craftax-pixels`, one agent with a 63x63x3 image). Bad input
+envs, Craftax-Classic-Pixels-v1 (`--peer craftax-pixels`, one agent with a 63x63x3 image). `--train
+CONFIG` adds the trainer's end-to-end throughput; `--train CONFIG --profile` replaces the sweep with a
+profile of one update (`baselines.bench.train_profile`, found through the trainer's entry point). Bad input
 (env id, env options, sizes, the output path, the --train config) is a one-line error (exit status 2)
 before anything compiles.
 """
@@ -17,6 +19,7 @@ import datetime
 import importlib
 import json
 import platform
+import shlex
 import statistics
 import sys
 import time
@@ -210,7 +213,12 @@ def _parse(argv: list[str]) -> argparse.Namespace:
         help="comma-separated world counts (default: 1,64,1024,4096 on CPU; up to 262144 on GPU)",
     )
     p.add_argument("--steps", type=int, default=128, help="steps per scan (default 128)")
-    p.add_argument("--repeats", type=int, default=5, help="timed repeats; the median is reported (default 5)")
+    p.add_argument(
+        "--repeats",
+        type=int,
+        default=5,
+        help="timed repeats (--profile: rounds); the median is reported (default 5)",
+    )
     p.add_argument(
         "--peer",
         nargs="?",
@@ -231,6 +239,28 @@ def _parse(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--json", default=None, help="write results here (default bench_results/<env>.json)")
     p.add_argument("--train", default=None, metavar="CONFIG", help="also measure end-to-end training")
     p.add_argument("--train-updates", type=int, default=4, help="updates timed for --train")
+    p.add_argument(
+        "--train-set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a config override for --train (repeatable; e.g. --train-set num_seeds=1)",
+    )
+    p.add_argument(
+        "--profile",
+        action="store_true",
+        help="instead of the random-action sweep, split one --train update into env step, rollout "
+        "inference, GAE and PPO epochs (each compiled and timed apart), with evaluation, host time and "
+        "the learner's GFLOP/s beside a 2048^2 matmul's",
+    )
+    p.add_argument(
+        "--compare",
+        action="append",
+        default=[],
+        metavar='"KEY=VALUE ..."',
+        help="with --profile: also profile the config with these overrides, in the same process "
+        "(repeatable; ratios to the config's own profile)",
+    )
     p.add_argument("overrides", nargs="*", help="env options as key=value (e.g. task=1 pattern=3)")
     return p.parse_args(argv)
 
@@ -243,6 +273,22 @@ def parse_value(text: str) -> Any:
         except ValueError:
             pass
     return text
+
+
+def _key_values(items: list[str], option: str) -> list[str]:
+    """`items` if each is KEY=VALUE, else a `UserError` naming `option`."""
+    for item in items:
+        if not item.partition("=")[0] or "=" not in item:
+            raise UserError(f"{option}: expected KEY=VALUE, got {item[:60]!r}")
+    return items
+
+
+def _shell_words(text: str) -> list[str]:
+    """`"a=1 'b=[2, 3]'"` -> ["a=1", "b=[2, 3]"] (shell quoting), or a `UserError`."""
+    try:
+        return shlex.split(text)
+    except ValueError as exc:
+        raise UserError(f"--compare {text[:60]!r}: {exc}") from exc
 
 
 def _batch_sizes(text: str) -> list[int]:
@@ -289,10 +335,22 @@ def main(argv: list[str] | None = None) -> int:
         raise UserError(f"--json {path} is a folder; give a file name like {path / 'bench.json'}")
     check_writable_dir(path.parent, "output folder")
     measure_training = None
+    if not args.train and (args.profile or args.train_set or args.compare):
+        raise UserError("--profile, --train-set and --compare apply to --train CONFIG: give it too")
     if args.train:  # the trainer's part, found through an entry point (this library imports no trainer)
-        measure_training = command_plugin("bench-train")(args.train, args.train_updates)  # checks the config
+        variants = [_key_values(_shell_words(text), "--compare") for text in args.compare]
+        measure_training = command_plugin("bench-train")(  # checks the config and each variant
+            args.train,
+            args.train_updates,
+            _key_values(args.train_set, "--train-set"),
+            profile=args.profile,
+            variants=variants,
+            repeats=args.repeats,
+        )
     backend = jax.default_backend()
-    if sizes is None:
+    if args.profile:  # the profile's env row is the training env stack's; no random-action sweep
+        sizes = []
+    elif sizes is None:
         sizes = [1, 64, 1024, 4096] if backend == "cpu" else [1, 64, 1024, 16384, 65536, 262144]
     if args.peer:
         peer_id, peer_make, peer_module, peer_install = PEERS[args.peer]
@@ -306,8 +364,9 @@ def main(argv: list[str] | None = None) -> int:
     header = f"{'env':30s} {'batch':>7s} {'compile s':>9s} {'env-steps/s':>12s} {'agent-steps/s':>14s}" + (
         f"  ratio to {peer_short} (agent)" if args.peer else ""
     )
-    print(f"device: {device.device_kind} ({backend}), jax {jax.__version__}, steps/scan {args.steps}")
-    print(header)
+    if sizes:
+        print(f"device: {device.device_kind} ({backend}), jax {jax.__version__}, steps/scan {args.steps}")
+        print(header)
     rows = []
     for batch in sizes:
         try:
@@ -355,7 +414,11 @@ def main(argv: list[str] | None = None) -> int:
         "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "results": rows,
     }
-    if measure_training is not None:
+    if measure_training is not None and args.profile:
+        profile = measure_training()
+        print(profile.pop("table"))
+        result["train_profile"] = profile
+    elif measure_training is not None:
         train = measure_training()
         result["train"] = train
         print(

@@ -1,0 +1,161 @@
+"""`hivex bench --train CONFIG --profile` (`baselines.bench.train_profile`): one update's pieces compiled
+and timed apart, the evaluation and host rows, the learner's FLOPs. Structure and invariants only: no
+wall-clock thresholds."""
+
+import json
+import math
+from pathlib import Path
+
+import jax.numpy as jnp
+import pytest
+from trainer_fake_env import TINY_CONFIG
+
+from baselines.bench import PIECES, camera_summary, profile_table, train_profile
+from baselines.commands import bench_train
+from baselines.ppo import Transition
+from hivex_jax.core.errors import UserError
+
+pytestmark = pytest.mark.timeout(600)
+
+WFC_CONFIG = str(Path(__file__).resolve().parents[2] / "configs" / "ippo_wind_farm_control.yaml")
+
+# few envs and steps, one seed: every piece compiles in a second or two
+SMALL = {**TINY_CONFIG, "num_seeds": 1, "num_envs": 2, "num_steps": 4, "num_minibatches": 2, "level": None}
+
+
+def _overrides(config: dict) -> list[str]:
+    return [f"{k}={json.dumps(v)}" for k, v in config.items()]
+
+
+@pytest.fixture(scope="module")
+def profile() -> dict:
+    return train_profile(None, _overrides(SMALL), 2, repeats=2)
+
+
+@pytest.fixture(scope="module")
+def two_variants() -> dict:
+    return train_profile(
+        None, _overrides(SMALL), 1, variants=[["shared_encoder=true"]], repeats=1, evaluate=False
+    )
+
+
+def test_the_profile_splits_an_update_into_its_pieces(profile):
+    assert profile["repeats"] == 2 and profile["num_updates"] == 2 and profile["matmul"]["side"] == 2048
+    assert profile["matmul"]["gflops_per_s"] > 0
+    (first,) = profile["variants"]
+    assert first["overrides"] == []
+    for variant in profile["variants"]:
+        pieces = variant["pieces"]
+        assert list(pieces) == list(PIECES)
+        for piece in pieces.values():  # the median of the rounds
+            assert len(piece["all"]) == 2 and min(piece["all"]) <= piece["seconds"] <= max(piece["all"])
+            assert 0 < piece["share"] < 1
+        # the shares are of the pieces' sum; the whole update and host time stand apart
+        assert math.isclose(sum(p["share"] for p in pieces.values()), 1.0)
+        assert math.isclose(variant["sum_of_pieces_s"], sum(p["seconds"] for p in pieces.values()))
+        assert math.isclose(variant["pieces_over_update"], variant["sum_of_pieces_s"] / variant["update_s"])
+        agent_steps = SMALL["num_envs"] * SMALL["num_steps"] * 3
+        assert math.isclose(variant["agent_steps_per_s"], agent_steps / variant["update_s"])
+        assert variant["host_s_per_update"] > 0 and variant["rollout_s"] > 0
+        evaluation = variant["evaluation"]
+        assert evaluation["worlds"] == 2 and evaluation["seconds"] > 0
+        # 192 env steps of 2 envs x 4 steps: 24 updates in 12 chunks of 2, evaluated every 2 chunks
+        assert evaluation["per_run"] == 6
+        assert math.isclose(evaluation["per_update_s"], evaluation["seconds"] * 6 / 24)
+        learner = variant["learner"]
+        assert learner["flops_per_update"] > 0
+        assert math.isclose(
+            learner["gflops_per_s"], learner["flops_per_update"] / pieces["ppo_epochs"]["seconds"] / 1e9
+        )
+        assert math.isclose(learner["of_matmul"], learner["gflops_per_s"] / profile["matmul"]["gflops_per_s"])
+    assert first["camera"] == {
+        "shape": [8, 8, 1],
+        "buffer_dtype": "uint8",
+        "visual_encoder": "strided3",
+        "cnn_channels": [4],
+        "features": 4 * 4 * 4,  # one 3x3/2 SAME convolution of 4 channels over 8 x 8
+        "shared_encoder": False,
+    }
+
+
+def test_the_table_has_a_row_per_piece(profile):
+    table = profile_table(profile)
+    lines = table.splitlines()
+    assert lines[0].split() == ["seconds", "per", "update", "config"]
+    for label in PIECES.values():
+        assert any(line.startswith(label) for line in lines), label
+    assert "float32 2,048^2 matmul" in lines[-1] and "median of 2 rounds" in lines[-1]
+    assert "8x8x1 uint8, strided3" in table
+    assert any(line.startswith("evaluation: one, test worlds") and "(2 worlds)" in line for line in lines)
+
+
+@pytest.mark.slow  # a second variant's programs (~30 s)
+def test_variants_are_profiled_side_by_side(two_variants):
+    """A column and ratios per variant; a shared encoder does less learner arithmetic (XLA's FLOP count, not
+    a timing: the critic's head reuses the actor encoder's forward pass)."""
+    first, shared = two_variants["variants"]
+    assert first["overrides"] == [] and shared["overrides"] == ["shared_encoder=true"]
+    assert shared["camera"]["shared_encoder"] is True and "evaluation" not in shared
+    assert shared["learner"]["flops_per_update"] < first["learner"]["flops_per_update"]
+    ratio = shared["pieces"]["ppo_epochs"]["seconds"] / first["pieces"]["ppo_epochs"]["seconds"]
+    assert shared["ratio_to_first"]["ppo_epochs"] == ratio and first["ratio_to_first"]["update"] == 1.0
+    lines = profile_table(two_variants).splitlines()
+    assert lines[0] == "variant 1: shared_encoder=true"
+    assert lines[1].split() == ["seconds", "per", "update", "config", "variant", "1"]
+
+
+def test_an_env_without_a_camera_says_none():
+    traj = Transition(
+        obs={"vector": jnp.zeros((4, 2, 3, 5))},
+        critic_obs=None,
+        action={},
+        log_prob=None,
+        value=None,
+        next_value=None,
+        reward=None,
+        terminated=None,
+        episode_end=None,
+        active=None,
+    )
+    assert camera_summary(None, traj, {}) == "none"
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"variants": [["visual_encoder=nope"]], "profile": True}, "visual_encoder must be one of"),
+        ({"variants": [["lr=1e-3"]]}, "--compare adds variants to the profile: give --profile too"),
+        ({"overrides": ["algo=mappo", "shared_encoder=true"]}, "shared_encoder is IPPO only"),
+    ],
+)
+def test_bench_train_checks_the_config_and_each_variant_before_compiling(arguments, message):
+    with pytest.raises(UserError, match=message):
+        bench_train(None, 1, **{"overrides": _overrides(SMALL), **arguments})
+
+
+def test_the_profile_options_need_train(capsys):
+    from hivex_jax import bench
+
+    for argv in (["--profile"], ["--compare", "lr=1"], ["--train-set", "lr=1"]):
+        assert bench.main(argv) == 2
+        assert "apply to --train CONFIG: give it too" in capsys.readouterr().err
+    assert bench.main(["--train", WFC_CONFIG, "--train-set", "lr"]) == 2
+    assert "--train-set: expected KEY=VALUE, got 'lr'" in capsys.readouterr().err
+
+
+@pytest.mark.slow  # a Wind Farm Control update's programs and a held-out episode (~40 s)
+def test_hivex_bench_profiles_an_env_without_a_camera(tmp_path, capsys):
+    from hivex_jax import bench
+
+    out = tmp_path / "profile.json"
+    small = ["num_seeds=1", "num_envs=2", "num_steps=8", "num_minibatches=2", "test_worlds=6000:6001"]
+    argv = ["--train", WFC_CONFIG, "--profile", "--train-updates", "1"]
+    argv += ["--repeats", "1", "--json", str(out)] + [x for item in small for x in ("--train-set", item)]
+    assert bench.main(argv) == 0
+    (variant,) = json.loads(out.read_text())["train_profile"]["variants"]
+    assert variant["camera"] == "none" and variant["env_id"] == "WindFarmControl-v0"
+    printed = capsys.readouterr().out
+    assert any(
+        line.startswith("camera (in the rollout buffer)") and line.split()[-1] == "none"
+        for line in printed.splitlines()
+    )
