@@ -7,7 +7,8 @@ The client speaks only JSON: it rebuilds the observation arrays from the named o
 and `visual` where the env has a camera), asks the scripted controller (run in-process here, as any
 agent would decide) for an action, and sends it in the server's named form. `--bench N` instead plays
 N concurrent clients of random actions for `--seconds` and prints the session steps per second served.
-A server started with a token (`--token` / `HIVEX_SERVE_TOKEN`) is sent `HIVEX_SERVE_TOKEN` as a bearer token.
+A server started with a token (`--token` / `HIVEX_SERVE_TOKEN`) is sent `HIVEX_SERVE_TOKEN` (its first
+token, where it holds several) as a bearer token.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import numpy as np
 
 # `Authorization: Bearer ...` for a server started with a token (docs/serve.md, "Limits and exposure")
 AUTH = (
-    {"authorization": f"Bearer {os.environ['HIVEX_SERVE_TOKEN']}"}
+    {"authorization": f"Bearer {os.environ['HIVEX_SERVE_TOKEN'].split(',')[0]}"}
     if os.environ.get("HIVEX_SERVE_TOKEN")
     else {}
 )
@@ -74,7 +75,9 @@ def play_scripted(
     print(
         f"{env_id} world {world}: {grade['episode']['length']} steps, return {total:.4f} (mean over agents)"
     )
-    print(json.dumps({k: grade[k] for k in ("episode", "fraction_of_scripted")}, indent=1))
+    shown = ("episode", "normalised_score", "fraction_of_scripted", "notes")
+    print(json.dumps({k: grade[k] for k in shown}, indent=1))
+    print(f"scripted return {grade['scripted']['return']:.4f}, random {grade['random']['return']:.4f}")
 
 
 def bench(url: str, env_id: str, clients: int, seconds: float, max_steps: int | None) -> None:

@@ -84,7 +84,8 @@ def grader(
 
 
 def phase(url: str, clients: int, graders: int, seconds: float, env_id: str, options: dict) -> dict:
-    """Step latencies of `clients` steppers over `seconds` (after a 5 s warm-up) with `graders` grading."""
+    """Step latencies of `clients` steppers over `seconds` (after a warm-up: every stepper's first steps
+    and 5 s) with `graders` grading."""
     stop, latencies, counts = threading.Event(), [[] for _ in range(clients)], {}
     threads = [
         threading.Thread(target=stepper, args=(url, 100 + i, stop, latencies[i])) for i in range(clients)
@@ -95,6 +96,9 @@ def phase(url: str, clients: int, graders: int, seconds: float, env_id: str, opt
     ]
     for t in threads:
         t.start()
+    # warm-up: every stepper past its first steps (the pool's first batches compile), then 5 s more
+    while min(len(x) for x in latencies) < 3:
+        time.sleep(0.1)
     time.sleep(5)
     marks = [len(x) for x in latencies]
     counts.clear()

@@ -46,6 +46,25 @@ def start_server(*flags: str, env: dict[str, str] | None = None) -> tuple[subpro
         time.sleep(0.2)
 
 
+def rss_mib(pid: int) -> float:
+    """The resident memory (VmRSS) of process `pid` in MiB (Linux), NaN where /proc cannot tell."""
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            line = next(x for x in status if x.startswith("VmRSS:"))
+    except (OSError, StopIteration):
+        return float("nan")
+    return int(line.split()[1]) / 1024
+
+
+@contextlib.contextmanager
+def rss_reported(label: str, pid: int) -> Iterator[None]:
+    """Print the server's resident memory before and after the block (`pytest -s` shows it): the figure
+    docs/serve.md gives for the hostile suite."""
+    before = rss_mib(pid)
+    yield
+    print(f"\nserver RSS, {label}: {before:.1f} MiB before, {rss_mib(pid):.1f} MiB after", flush=True)
+
+
 def stop(proc: subprocess.Popen) -> None:
     """Kill the server and wait for it."""
     proc.kill()

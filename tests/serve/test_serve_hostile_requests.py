@@ -24,7 +24,7 @@ import time
 import jax
 import numpy as np
 import pytest
-from server_process import start_server, stop
+from server_process import rss_reported, start_server, stop
 
 import hivex_jax
 from hivex_jax.core.seeding import adapter_episode_key, adapter_step_key, world_key
@@ -81,10 +81,11 @@ def servers():
             assert time.monotonic() < deadline, "the idle session was never closed"
             time.sleep(0.2)
         ids = {"live": live, "closed": closed, "ended": ended, "expired": expired}
-        yield {
-            "strict": Server(strict_port, strict, strict_proc, ids),
-            "open": Server(open_port, opened, open_proc, ids),
-        }
+        with rss_reported("the request table (strict server)", strict_proc.pid):
+            yield {
+                "strict": Server(strict_port, strict, strict_proc, ids),
+                "open": Server(open_port, opened, open_proc, ids),
+            }
         strict.close()
         opened.close()
     finally:

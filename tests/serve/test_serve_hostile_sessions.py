@@ -39,6 +39,8 @@ def base_url():
     flags = ["--env", WFC, "--env", AWS, "--max-sessions", str(MAX_SESSIONS)]
     flags += ["--max-sessions-per-client", str(PER_CLIENT), "--max-pools", str(MAX_POOLS)]
     flags += ["--allow-static-options", "--max-grade-steps", str(GRADE_CAP)]
+    # the public step keys: two AerialWildfireSuppression sessions on one world are compared draw for draw
+    flags += ["--expose-state"]
     with running_server(*flags) as (_, _, url):
         yield url
 
@@ -220,24 +222,26 @@ def test_huge_and_non_finite_continuous_actions_are_clipped_like_the_library(bas
     tame = [[1.0, -1.0, 0.0], [1.0, -1.0, 1.0]]
     with client(base_url) as c:
         sessions = [opened(c, AWS, world_seed=5, max_steps=5) for _ in range(2)]
-        replies = [[], []]
-        for t in range(2):
-            body = f'{{"session_id": "{sessions[0]}", "action": {hostile[t]}}}'
-            replies[0].append(c.post("/step", content=body, headers={"content-type": "application/json"}))
-            action = [
-                {"continuous": [x], "discrete": [d["discrete"][0]]}
-                for x, d in zip(
-                    tame[t],
-                    json.loads(hostile[t].replace("NaN", "0").replace(str(10**400), "1")),
-                    strict=True,
-                )
-            ]
-            replies[1].append(c.post("/step", json={"session_id": sessions[1], "action": action}))
-        for hostile_reply, tame_reply in zip(*replies, strict=True):
-            assert hostile_reply.status_code == 200, hostile_reply.text
-            assert hostile_reply.json()["observation"] == tame_reply.json()["observation"]
-            assert hostile_reply.json()["reward"] == tame_reply.json()["reward"]
-        close_all(base_url, sessions)
+        try:
+            replies = [[], []]
+            for t in range(2):
+                body = f'{{"session_id": "{sessions[0]}", "action": {hostile[t]}}}'
+                replies[0].append(c.post("/step", content=body, headers={"content-type": "application/json"}))
+                action = [
+                    {"continuous": [x], "discrete": [d["discrete"][0]]}
+                    for x, d in zip(
+                        tame[t],
+                        json.loads(hostile[t].replace("NaN", "0").replace(str(10**400), "1")),
+                        strict=True,
+                    )
+                ]
+                replies[1].append(c.post("/step", json={"session_id": sessions[1], "action": action}))
+            for hostile_reply, tame_reply in zip(*replies, strict=True):
+                assert hostile_reply.status_code == 200, hostile_reply.text
+                assert hostile_reply.json()["observation"] == tame_reply.json()["observation"]
+                assert hostile_reply.json()["reward"] == tame_reply.json()["reward"]
+        finally:
+            close_all(base_url, sessions)
 
 
 def test_compiled_pools_are_evicted_least_recently_used(base_url):

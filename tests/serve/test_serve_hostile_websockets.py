@@ -12,7 +12,7 @@ import json
 import time
 
 import pytest
-from server_process import running_server
+from server_process import rss_reported, running_server
 
 httpx = pytest.importorskip("httpx")
 websockets_sync = pytest.importorskip("websockets.sync.client")
@@ -44,8 +44,10 @@ def url():
         "--ws-idle-timeout",
         str(IDLE_S),
     ]
-    with running_server(*flags) as (_, _, base):
-        yield base
+    with running_server(*flags) as (proc, _, base):
+        steps_answer(base, 1)  # the pool compiled before the memory is read
+        with rss_reported("hoarded and idle WebSockets", proc.pid):
+            yield base
 
 
 def ws_from(url: str, address: int):

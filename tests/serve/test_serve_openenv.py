@@ -46,9 +46,19 @@ OTHERS = [e for e in BUNDLED_ENV_IDS if e != WFC]  # not the tests' own Tiny env
 
 
 def start_env_server(env_id: str):
-    """A `hivex serve --env env_id` subprocess and its URL, once /health answers."""
+    """A `hivex serve --env env_id` subprocess and its URL, once /health answers; with the public step
+    keys (`--expose-state`), as the episodes are compared with in-process ones (AerialWildfireSuppression's
+    steps draw from them)."""
     proc, _, url = start_server(
-        "--env", env_id, "--max-sessions", "8", "--initial-slots", "2", "--batch-window-ms", "0"
+        "--env",
+        env_id,
+        "--max-sessions",
+        "8",
+        "--initial-slots",
+        "2",
+        "--batch-window-ms",
+        "0",
+        "--expose-state",
     )
     return proc, url
 
