@@ -9,7 +9,7 @@ from PIL import Image
 import hivex_jax
 from hivex_jax.core.errors import UserError
 from hivex_jax.worlds import load_world, save_world, world_of_seed
-from hivex_jax.worlds.files import image_points, resample_continuous, resample_nearest
+from hivex_jax.worlds.field_fit import image_points, resample_continuous, resample_nearest
 
 
 def test_resample_area_average_when_shrinking_and_linear_when_growing():

@@ -22,9 +22,8 @@ import hivex_jax
 from hivex_jax.cli import main
 from hivex_jax.core.errors import UserError
 from hivex_jax.envs.wind_farm_control.params import PARAM_BOUNDS as WFC_BOUNDS
-from hivex_jax.worlds import files as world_files
-from hivex_jax.worlds import load_world, save_world, world_of_seed
-from hivex_jax.worlds.files import MAX_GRID_SIDE, max_series_length
+from hivex_jax.worlds import field_fit, file_checks, load_world, save_world, world_of_seed
+from hivex_jax.worlds.file_checks import MAX_GRID_SIDE, max_series_length
 
 #: what a hostile file may cost the process that loads it, peak resident memory in all
 PEAK_LIMIT_MB = 500
@@ -132,7 +131,7 @@ def test_png_over_the_size_limit_is_refused_from_its_header(wrm, tmp_path, name,
     path = _big_png(tmp_path / name, 13_000, 13_000)
     assert path.stat().st_size < 1_000_000  # 169 M pixels in a small file
     decoded = []
-    monkeypatch.setattr(world_files, "_decode_grey", lambda *a: decoded.append(a))
+    monkeypatch.setattr(file_checks, "_decode_grey", lambda *a: decoded.append(a))
     _refused(path, env, params, "13000 x 13000 pixels", f"at most {MAX_GRID_SIDE} x {MAX_GRID_SIDE}")
     assert decoded == []  # refused before decoding
 
@@ -169,7 +168,7 @@ def test_npy_sizes_are_checked_from_the_header_and_file_size(wrm, wfc, tmp_path)
     with open(tmp_path / "b" / "flammability.npy", "wb") as out:
         out.write(_npy_header((16_384, 8_192)))
         out.truncate(GIB + 128)
-    limit = MAX_GRID_SIDE**2 * 8 + world_files.NPY_HEADER_ROOM
+    limit = MAX_GRID_SIDE**2 * 8 + file_checks.NPY_HEADER_ROOM
     _refused(tmp_path / "b", env, params, f"{GIB + 128:,} bytes", f"at most {limit:,}")
     # an array field takes exactly its shape, checked from the header
     (tmp_path / "c").mkdir()
@@ -284,7 +283,7 @@ def test_memory_error_is_one_line(wrm, tmp_path, monkeypatch, capsys):
     def no_memory(*args):
         raise MemoryError("Unable to allocate 1.00 GiB")
 
-    monkeypatch.setattr(world_files, "resample_continuous", no_memory)
+    monkeypatch.setattr(field_fit, "resample_continuous", no_memory)
     _refused(tmp_path, env, params, "not enough memory", "Unable to allocate 1.00 GiB")
     assert main(["world", "show", str(tmp_path), "--env", "WildfireResourceManagement-v0"]) == 2
     err = capsys.readouterr().err.strip()
