@@ -364,3 +364,15 @@ def test_the_manifest_names_an_importable_app_serving_its_one_env(monkeypatch):
     assert client.get("/metadata", headers={"Authorization": "Bearer s3cret"}).status_code == 200
     with pytest.raises(AttributeError, match="no app 'nope'"):
         asgi.nope  # noqa: B018
+
+
+@pytest.mark.parametrize("env_id", BUNDLED_ENV_IDS)
+def test_env_description_names_every_action_part(env_id):
+    """`GET /envs/{id}`'s action meanings: one name per continuous value, and per discrete branch one
+    option name per choice, starting with the no-op (choice 0)."""
+    env, _ = hivex_jax.make(env_id)
+    meanings = TestClient(create_app(ServeConfig())).get(f"/envs/{env_id}").json()["action"]["meanings"]
+    assert len(meanings["continuous"]) == env.continuous_dims
+    assert [len(b["options"]) for b in meanings["discrete"]] == list(env.discrete_branches)
+    assert all(b["options"][0] == "no-op" for b in meanings["discrete"])
+    assert len({b["branch"] for b in meanings["discrete"]}) == len(env.discrete_branches)
