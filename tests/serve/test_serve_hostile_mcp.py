@@ -199,3 +199,23 @@ def test_mcp_tool_client_in_production_mode_plays_over_mcp(token_url):
     names, opened, stepped = asyncio.run(play())
     assert names == ["reset", "step", "state", "grade", "close"]
     assert opened["reward"] is None and stepped["observation"]["metadata"]["step"] == 1
+
+
+def test_the_official_mcp_sdk_client_plays_over_mcp(token_url):
+    """The MCP Python SDK's own client (Streamable HTTP: initialize, the initialized notification, then
+    requests) lists the tools and plays a step; a refused call is its `MCPError`."""
+    mcp = pytest.importorskip("mcp", reason="the MCP Python SDK is not installed")
+
+    async def play() -> tuple:
+        async with mcp.Client(token_url[0] + "/mcp") as sdk:
+            names = [t.name for t in (await sdk.list_tools()).tools]
+            opened = await sdk.call_tool("reset", {"seed": 6})
+            session = opened.structured_content["session_id"]
+            stepped = await sdk.call_tool("step", {"session_id": session, "action": KEYED})
+            with pytest.raises(mcp.MCPError, match="unknown session_id"):
+                await sdk.call_tool("step", {"session_id": "nope", "action": KEYED})
+            return names, stepped
+
+    names, stepped = asyncio.run(play())
+    assert names == ["reset", "step", "state", "grade", "close"]
+    assert stepped.is_error is False and stepped.structured_content["observation"]["metadata"]["step"] == 1
