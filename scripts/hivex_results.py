@@ -36,7 +36,7 @@ runs the HIVEX protocol on F times HIVEX's test-run agent steps
 are machine-local (`runs/` is git-ignored): as soon as a cell is trained and evaluated (or kept), `run`
 writes or refreshes its committed record `RECORDS/<env id>/task<t>_level<l>.json` (`task<t>.json` for OPC),
 what the page shows of the cell and where, when and with what it was measured
-(`hivex_jax.eval.results_page.hivex_record`); commit the records with the page.
+(`hivex_jax.eval.hivex_records.hivex_record`); commit the records with the page.
 
 `record` writes the records of run folders that have results (every cell folder under `--out-dir`, or the
 cells of `--cells`), for runs made before `run` recorded them, and says which changed.
@@ -56,8 +56,9 @@ other three. A `mappo:` cell trains `configs/mappo_<env>.yaml` into `OUT_DIR/<en
 on the main task, and compares only IPPO (parameter-shared PPO, what HIVEX trained) with HIVEX's cells.
 
 The commands are `baselines.hivex_results`; the cells and each env's HIVEX metadata are
-`hivex_jax.eval.hivex_cells`, the page and the records `hivex_jax.eval.results_page` (the record files:
-`hivex_jax.eval.result_records`), the resumable train-evaluate loop `baselines.study`.
+`hivex_jax.eval.hivex_cells`, the page `hivex_jax.eval.results_page`, the records
+`hivex_jax.eval.hivex_records` (the record files: `hivex_jax.eval.result_records`), the resumable
+train-evaluate loop `baselines.study`.
 """
 
 from __future__ import annotations

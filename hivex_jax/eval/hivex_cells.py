@@ -1,8 +1,8 @@
 """What this project knows about each HIVEX environment, in one place: the test-run budget HIVEX scored its
 policies with (reference §2 hyper-parameter tables, §1.4), its training budget, how our env compares, which
 of our `info["stats"]` keys answers each published statistic, and the (env, task, level) cells of the
-published tables (`hivex_published`). Used by `hivex_protocol` (the budgets), `results_page` (the page)
-and `scripts/hivex_results.py` (which cells to train).
+published tables (`hivex_published`). Used by `hivex_protocol` (the budgets), `results_page` and
+`results_sections` (the page) and `scripts/hivex_results.py` (which cells to train).
 """
 
 from __future__ import annotations

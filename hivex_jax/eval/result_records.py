@@ -5,7 +5,7 @@ on any checkout, without the machine-local run folders (`runs/`, git-ignored) th
 A record holds everything its page renders from the cell and nothing else: the study writes it as soon as
 the cell is trained and evaluated (`scripts/hivex_results.py run`, `scripts/suite_results.py run`), `record`
 imports run folders made before, and `page` / `table` render from the records only. What a record of each
-study holds: `hivex_jax.eval.results_page.hivex_record` and `hivex_jax.eval.suite_table.cell_record`; the
+study holds: `hivex_jax.eval.hivex_records.hivex_record` and `hivex_jax.eval.suite_table.cell_record`; the
 layout: docs/data/results/README.md.
 
 Records are JSON with sorted keys, one key per line and lists of numbers on one line, floats rounded to

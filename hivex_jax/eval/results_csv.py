@@ -2,7 +2,7 @@
 docs/hivex_results.md: one row per cell we measured (ours and HIVEX's published numbers side by side) and one
 row per (cell, protocol, policy, training seed), the per-seed scores that rliable-style aggregates need.
 
-Both are written from the committed records (`results_page.load_records`) by `python scripts/hivex_results.py
+Both are written from the committed records (`hivex_records.load_records`) by `python scripts/hivex_results.py
 page`, beside the records folder: `hivex_cells.csv` and `hivex_seeds.csv`.
 """
 

@@ -1,5 +1,6 @@
 """Level trends on the HIVEX results page (docs/hivex_results.md): the rank correlation of our level series
-with HIVEX's and its bootstrap 95% CI over our training seeds, and one figure per env with levels (or
+with HIVEX's and its bootstrap 95% CI over our training seeds, the trend sentence (`level_trend`) over the
+cells of one training budget (`one_budget`), and one figure per env with levels (or
 patterns): our return per level, mean and Student-t 95% CI over training seeds, beside HIVEX's published
 test mean per level on a second y-axis (`docs/images/hivex_trend_<short>.png`, written by
 `scripts/hivex_results.py page`).
@@ -20,6 +21,7 @@ import numpy as np
 from hivex_jax.eval import plots
 from hivex_jax.eval.hivex_cells import HIVEX_ENVS, Cell
 from hivex_jax.eval.hivex_published import load_published, published_table
+from hivex_jax.eval.results_format import fmt_value, ranges
 from hivex_jax.eval.stats import mean_ci95
 
 #: bootstrap resamples of the rank correlation's CI
@@ -28,6 +30,8 @@ BOOTSTRAP_RESAMPLES = 2000
 BOOTSTRAP_SEED = 34
 #: the fewest of our cells (levels) a task needs for a panel in its env's trend figure
 MIN_CELLS = 2
+#: relative spread (max - min over |mean|) below which a published level series counts as flat
+FLAT_SPREAD = 0.02
 
 
 def spearman(x: list[float], y: list[float]) -> float:
@@ -226,3 +230,122 @@ def write_trend_figures(results: dict[Cell, dict[str, Any]], images_dir: str | P
         else:
             written.append(plots.save_figure(fig, path))
     return written
+
+
+# ---------------------------------------------------------------------------- the page's trend text
+def _spread(values: list[float]) -> float:
+    """(max - min) / |mean|."""
+    mean = sum(values) / len(values)
+    return (max(values) - min(values)) / abs(mean) if mean else float("inf")
+
+
+def _extremes(series: dict[int, float], word: str) -> str:
+    """ "pattern 2 lowest (4588.4), 0 highest (4605.9), spread 0.4% of the mean"."""
+    lo = min(series, key=series.get)
+    hi = max(series, key=series.get)
+    return (
+        f"{word} {lo} lowest ({fmt_value(series[lo])}), {hi} highest ({fmt_value(series[hi])}), "
+        f"spread {_spread(list(series.values())):.1%} of the mean"
+    )
+
+
+def _r2(value: float) -> str:
+    """A correlation to 2 decimals, without a sign on zero ("-0.00" -> "0.00")."""
+    text = f"{value:.2f}"
+    return "0.00" if text == "-0.00" else text
+
+
+def level_trend(
+    published: dict[int, float],
+    ours: dict[int, float],
+    word: str = "level",
+    seeds: dict[int, list[float]] | None = None,
+) -> str:
+    """The level-trend sentence: HIVEX's extremes over levels, ours under the same protocol, and whether
+    the trend is reproduced (flat series: both flat; otherwise the same lowest and highest level, or
+    "partly" with a rank correlation >= 0.5 over the levels both have). With `seeds` (our per-training-seed
+    values per level) the rank correlation gets its bootstrap 95% CI over our seeds (`spearman_ci`)."""
+    hivex_flat = _spread(list(published.values())) < FLAT_SPREAD
+    text = "HIVEX: " + _extremes(published, word) + (" (flat)" if hivex_flat else "")
+    common = [k for k in sorted(published) if k in ours]
+    if len(common) < 3:
+        return text + f"; ours: {len(common)} {word}(s) run, too few to check the trend."
+    mine = {k: ours[k] for k in common}
+    theirs = {k: published[k] for k in common}
+    ours_flat = _spread(list(mine.values())) < FLAT_SPREAD
+    rho = spearman([theirs[k] for k in common], [mine[k] for k in common])
+    text += "; ours under the same protocol: " + _extremes(mine, word) + (" (flat)" if ours_flat else "")
+    text += f"; rank correlation over the {len(common)} {word}s both have {_r2(rho)}"
+    complete = seeds is not None and all(seeds.get(k) for k in common) and not math.isnan(rho)
+    ci = spearman_ci(theirs, {k: seeds[k] for k in common}) if complete else None
+    if ci is not None:
+        text += f" (95% CI {_r2(ci[0])} to {_r2(ci[1])})"
+    same_ends = min(theirs, key=theirs.get) == min(mine, key=mine.get) and max(theirs, key=theirs.get) == max(
+        mine, key=mine.get
+    )
+    if hivex_flat:
+        verdict = "reproduced (flat in both)" if ours_flat else "not reproduced (HIVEX flat, ours not)"
+    elif ours_flat:
+        verdict = "not reproduced (ours flat, HIVEX not)"
+    elif same_ends:
+        verdict = "reproduced (same lowest and highest)"
+    elif rho >= 0.5:
+        verdict = "partly reproduced (similar order, different extremes)"
+    else:
+        verdict = "not reproduced"
+    return text + f": {verdict}."
+
+
+def _budget(result: dict[str, Any]) -> int | None:
+    """A cell's training budget (held-out `env_steps_per_seed`), None when it has no held-out result."""
+    return (result.get("held_out") or {}).get("env_steps_per_seed")
+
+
+def one_budget(results: dict[Cell, dict[str, Any]]) -> tuple[dict[Cell, dict[str, Any]], list[str]]:
+    """For trends: per (env, algo, task), only the cells trained at that task's most common budget (ties:
+    the larger), so a level series does not mix budgets; and a sentence per series that lost cells."""
+    groups: dict[tuple[str, str, int], list[Cell]] = {}
+    for cell in results:
+        groups.setdefault((cell.env_id, cell.algo, cell.task), []).append(cell)
+    kept: dict[Cell, dict[str, Any]] = {}
+    notes = []
+    for (env_id, _algo, task), cells in groups.items():
+        budgets = [b for c in cells if (b := _budget(results[c])) is not None]
+        if not budgets:
+            kept.update({c: results[c] for c in cells})
+            continue
+        common = max(set(budgets), key=lambda b: (budgets.count(b), b))
+        left = sorted(c for c in cells if _budget(results[c]) not in (None, common))
+        kept.update({c: results[c] for c in cells if c not in left})
+        if left:
+            word = HIVEX_ENVS[env_id].level_name + ("s" if len(left) > 1 else "")
+            levels = ranges(sorted(c.level for c in left if c.level is not None))
+            notes.append(
+                f"task {task}: {word} {levels} left out (trained at another budget than the "
+                f"{common:,} env steps per seed of the others)"
+            )
+    return kept, notes
+
+
+def trend_figure_lines(env_id: str, results: dict[Cell, dict[str, Any]]) -> list[str]:
+    """The link to an env's trend figure (`images/hivex_trend_<short>.png`, beside the page, written by
+    `write_page`) and its caption; [] when no task has `MIN_CELLS` of our cells (no figure)."""
+    panels = trend_panels(env_id, results)
+    if not panels:
+        return []
+    info = HIVEX_ENVS[env_id]
+    word = info.level_name
+    tasks = ", ".join(str(t) for t in panels)
+    return [
+        f"![{info.name}: our return per {word} beside HIVEX's published test mean]"
+        f"(images/{figure_name(env_id)})",
+        "",
+        f"*{word.capitalize()} trends, task{'s' if len(panels) > 1 else ''} {tasks} (each task with at "
+        f"least {MIN_CELLS} of our cells): ours (left axis) under the HIVEX protocol (IPPO stochastic) and "
+        f"held-out (IPPO greedy), mean and Student-t 95% CI over training seeds; HIVEX's published test "
+        f"mean per {word} (right axis, one trained policy). Compare the shapes, not the heights: the "
+        "absolute returns are not comparable, since our dynamics are designed where HIVEX is silent. The "
+        f"rank correlation's 95% CI in the trend sentence resamples our seeds per {word} "
+        f"({BOOTSTRAP_RESAMPLES:,} bootstrap resamples).*",
+        "",
+    ]

@@ -224,7 +224,7 @@ def fake_level_results(
     protocol: dict[tuple[int, int], list[float]],
     greedy: dict[tuple[int, int], list[float]] | None = None,
 ) -> dict[Any, dict[str, Any]]:
-    """Results of level cells as `results_page.load_results` reads them, made by hand: per (task, level)
+    """Results of level cells as `hivex_records.load_results` reads them, made by hand: per (task, level)
     in `protocol` an `eval_hivex.json` whose stochastic run i (= training seed i) has the given mean (the
     cell: their mean), per (task, level) in `greedy` an `eval.json` whose greedy (and stochastic) summary
     is the mean and Student-t 95% CI of the given per-seed means."""

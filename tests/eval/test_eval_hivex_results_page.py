@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from baselines import study
-from hivex_jax.eval import hivex_cells, results_page
+from hivex_jax.eval import hivex_cells, hivex_records, results_page, results_trends
 from hivex_jax.eval.hivex_published import load_published
 
 REPO = Path(__file__).resolve().parents[2]
@@ -107,7 +107,7 @@ def _row(page, prefix):
 
 
 def test_results_table_rows(results_folder):
-    results = results_page.load_results(results_folder)
+    results = hivex_records.load_results(results_folder)
     assert set(results) == {hivex_cells.Cell(WFC, 0, p) for p in range(3)} | {hivex_cells.Cell(WRM, 0, 1)}
     page = results_page.render_page(results, "python scripts/hivex_results.py page --records X")
     assert "python scripts/hivex_results.py page --records X" in page
@@ -146,7 +146,7 @@ def test_results_table_rows(results_folder):
 
 
 def test_not_run_list(results_folder):
-    lines = results_page.not_run_lines(results_page.load_results(results_folder))
+    lines = results_page.not_run_lines(hivex_records.load_results(results_folder))
     assert lines[0] == (
         "- of the default cells (`run` without `--cells`): "
         f"{WFC} task 0 patterns 3–8; {WRM} task 0 levels 1–10; "
@@ -166,7 +166,7 @@ def test_cells_left_to_a_gpu_are_marked_listed_with_their_command_and_not_counte
     assert hivex_cells.Cell(aws, 1, 1).gpu_budget and not hivex_cells.Cell(aws, 0, 2).gpu_budget
     assert not hivex_cells.Cell(OPC, 3, None).gpu_budget
     assert hivex_cells.gpu_budget_spec(aws) == "aws:1-8:1-10" and hivex_cells.gpu_budget_spec(WFC) is None
-    results = results_page.load_results(results_folder)
+    results = hivex_records.load_results(results_folder)
     page = results_page.render_page(results, "cmd")
     aws_table = page.split(f"(`{aws}`)")[1]
     assert _row(aws_table, "| 0 Main | 2 |")[10] == "not run"
@@ -204,7 +204,7 @@ def test_run_gpu_trains_with_the_gpu_config_for_the_whole_budget_and_refuses_a_c
 
 
 def test_trend_sentence_in_the_page(results_folder):
-    page = results_page.render_page(results_page.load_results(results_folder), "cmd")
+    page = results_page.render_page(hivex_records.load_results(results_folder), "cmd")
     trend = next(line for line in page.splitlines() if line.startswith("**Pattern trend"))
     # HIVEX 4588.4-4605.9 is flat (0.4%); ours 4500-4700 over patterns 0-2 spreads 4.3%
     assert "HIVEX: pattern 2 lowest (4588.4), 0 highest (4605.9), spread 0.4% of the mean (flat)" in trend
@@ -234,7 +234,7 @@ def test_trend_sentence_in_the_page(results_folder):
 )
 def test_level_trend_verdicts(ours, verdict, rho):
     published = {1: 10.0, 2: 20.0, 3: 30.0, 4: 15.0}
-    text = results_page.level_trend(published, ours)
+    text = results_trends.level_trend(published, ours)
     assert text.startswith("HIVEX: level 1 lowest (10.0), 3 highest (30.0), spread 106.7% of the mean;")
     assert text.endswith(f": {verdict}.")
     if rho is not None:
@@ -244,18 +244,20 @@ def test_level_trend_verdicts(ours, verdict, rho):
 def test_level_trend_partly_and_flat_and_too_few():
     published = {1: 1.0, 2: 2.0, 3: 3.0, 4: 4.0, 5: 5.0}
     # ours lowest at 2 (HIVEX: 1), highest at 5 as HIVEX: ranks differ by one swap -> rho 0.9
-    partly = results_page.level_trend(published, {1: 2.0, 2: 1.0, 3: 3.0, 4: 4.0, 5: 5.0})
+    partly = results_trends.level_trend(published, {1: 2.0, 2: 1.0, 3: 3.0, 4: 4.0, 5: 5.0})
     assert "rho" not in partly and "both have 0.90" in partly
     assert partly.endswith("partly reproduced (similar order, different extremes).")
     flat = {0: 4605.9, 1: 4602.0, 2: 4588.4}
-    assert results_page.level_trend(flat, {0: 4950.0, 1: 4951.0, 2: 4949.0}, "pattern").endswith(
+    assert results_trends.level_trend(flat, {0: 4950.0, 1: 4951.0, 2: 4949.0}, "pattern").endswith(
         "reproduced (flat in both)."
     )
-    assert "2 pattern(s) run, too few" in results_page.level_trend(flat, {0: 1.0, 1: 2.0, 7: 3.0}, "pattern")
+    assert "2 pattern(s) run, too few" in results_trends.level_trend(
+        flat, {0: 1.0, 1: 2.0, 7: 3.0}, "pattern"
+    )
 
 
 def test_statistics_tables(results_folder):
-    page = results_page.render_page(results_page.load_results(results_folder), "cmd")
+    page = results_page.render_page(hivex_records.load_results(results_folder), "cmd")
     section = page.split("**`Individual Performance`** (ours: `individual_performance`)")[1]
     row = _row(section.split("**`")[0], "| 0 Generate Energy (main) |")
     # pattern 0: mean of 4000, 4100, 4200, 4300 (2 seeds x 2 worlds); pattern 3 not run: HIVEX only
@@ -337,9 +339,9 @@ def test_page_command_writes_the_page_it_renders(results_folder, tmp_path):
     done = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, timeout=300)
     assert done.returncode == 0, done.stderr
     command = f"python scripts/hivex_results.py page --records {records} --out {out}"
-    line = results_page.provenance(results_page.load_records(records))
+    line = results_page.provenance(hivex_records.load_records(records))
     assert line.startswith("Our cells were measured on ") and "JAX" not in line
-    rendered = results_page.render_page(results_page.load_results(results_folder), command, line, records)
+    rendered = results_page.render_page(hivex_records.load_results(results_folder), command, line, records)
     assert out.read_text() == rendered
     assert "4 cell(s) with records" in done.stdout
     # the figure it links, beside the page
@@ -347,7 +349,7 @@ def test_page_command_writes_the_page_it_renders(results_folder, tmp_path):
 
 
 def test_env_notes_sit_in_their_section(results_folder):
-    page = results_page.render_page(results_page.load_results(results_folder), "cmd")
+    page = results_page.render_page(hivex_records.load_results(results_folder), "cmd")
     dbr = page.split("## Drone-Based Reforestation")[1].split("\n## ")[0]
     assert hivex_cells.HIVEX_ENVS["DroneBasedReforestation-v0"].notes in dbr
     assert page.count("**Doing nothing.**") == 1
@@ -367,7 +369,7 @@ def test_a_level_trend_keeps_one_budget_per_task():
     results[hivex_cells.Cell(dbr, 0, 5)] = at(409_600)  # 4 at 819,200 vs 6 at 409,600
     results[hivex_cells.Cell(dbr, 1, 1)] = at(819_200)
     results[hivex_cells.Cell(dbr, 1, 2)] = {"hivex": {}}  # no held-out result: no budget to compare
-    kept, notes = results_page.one_budget(results)
+    kept, notes = results_trends.one_budget(results)
     assert sorted(c.level for c in kept if c.task == 0) == [5, 6, 7, 8, 9, 10]
     assert {c.level for c in kept if c.task == 1} == {1, 2}
     assert notes == [
@@ -375,7 +377,7 @@ def test_a_level_trend_keeps_one_budget_per_task():
         "others)"
     ]
     tie = {hivex_cells.Cell(dbr, 0, level): at(819_200 if level <= 2 else 409_600) for level in range(1, 5)}
-    assert sorted(c.level for c in results_page.one_budget(tie)[0]) == [1, 2]
+    assert sorted(c.level for c in results_trends.one_budget(tie)[0]) == [1, 2]
 
 
 def test_subtask_cells_train_with_their_env_subtask_settings():

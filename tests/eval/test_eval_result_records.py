@@ -1,7 +1,7 @@
-"""Committed result records (`hivex_jax.eval.result_records`, `results_page.hivex_record`): the HIVEX
-results page renders the same from the records as from the run folders they were made from, records are
-small and dated, and `page` refuses to drop a measured cell. Fake run folders (tests/eval/fake_results.py),
-no training."""
+"""Committed result records (`hivex_jax.eval.result_records`, `hivex_jax.eval.hivex_records.hivex_record`):
+the HIVEX results page renders the same from the records as from the run folders they were made from,
+records are small and dated, and `page` refuses to drop a measured cell. Fake run folders
+(tests/eval/fake_results.py), no training."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import pytest
 from fake_results import FAKE_HELD_OUT_DATE, FAKE_HIVEX_CELLS, FAKE_HIVEX_DATE, fake_hivex_folder
 
 from baselines import hivex_results, study
-from hivex_jax.eval import result_records, results_page
+from hivex_jax.eval import hivex_records, result_records, results_page
 from hivex_jax.eval.hivex_cells import Cell
 
 REPO = Path(__file__).resolve().parents[2]
@@ -24,7 +24,7 @@ DBR = "DroneBasedReforestation-v0"
 
 
 def _from_records(records_dir: Path) -> dict:
-    return {c: results_page.record_result(r) for c, r in results_page.load_records(records_dir).items()}
+    return {c: hivex_records.record_result(r) for c, r in hivex_records.load_records(records_dir).items()}
 
 
 @pytest.fixture()
@@ -32,14 +32,14 @@ def recorded(tmp_path):
     """(run folders, records made from them)."""
     runs = fake_hivex_folder(tmp_path / "runs")
     records = tmp_path / "records"
-    done = results_page.record_folders(runs, records)
+    done = hivex_records.record_folders(runs, records)
     assert sorted((c.env_id, c.dirname) for c, _, changed in done if changed) == sorted(FAKE_HIVEX_CELLS)
     return runs, records
 
 
 def test_page_from_records_is_byte_identical_to_page_from_run_folders(recorded):
     runs, records = recorded
-    from_runs = results_page.render_page(results_page.load_results(runs), "cmd")
+    from_runs = results_page.render_page(hivex_records.load_results(runs), "cmd")
     from_records = results_page.render_page(_from_records(records), "cmd")
     assert from_records == from_runs
     # the fake cells are on the page: complete, partial, with statistics
@@ -99,18 +99,18 @@ def test_a_record_holds_what_the_page_renders_sorted_rounded_and_small(recorded)
 def test_refreshing_a_record_keeps_its_dates_unless_its_numbers_change(recorded):
     runs, records = recorded
     cell = Cell("WindFarmControl-v0", 0, 0)
-    path = results_page.record_path(records, cell)
+    path = hivex_records.record_path(records, cell)
     before = path.read_text()
     # a copy of the run folder (file times reset to now) records the same numbers: the record is unchanged
     for name in ("summary.json", "eval_hivex.json"):
         os.utime(cell.path(runs) / name)
-    assert results_page.record_cell(cell, cell.path(runs), records) == (path, False)
+    assert hivex_records.record_cell(cell, cell.path(runs), records) == (path, False)
     assert path.read_text() == before
     # a re-evaluation under the HIVEX protocol today: its part and date change, the held-out date stays
     hivex = json.loads((cell.path(runs) / "eval_hivex.json").read_text())
     hivex["policies"]["stochastic"]["cell"] += 1.0
     (cell.path(runs) / "eval_hivex.json").write_text(json.dumps(hivex))
-    assert results_page.record_cell(cell, cell.path(runs), records) == (path, True)
+    assert hivex_records.record_cell(cell, cell.path(runs), records) == (path, True)
     dates = json.loads(path.read_text())["measured_on"]
     assert dates["held_out"] == FAKE_HELD_OUT_DATE and dates["hivex"] == result_records.file_date(path)
 
@@ -124,9 +124,9 @@ def test_page_command_renders_from_records_with_their_provenance(recorded, tmp_p
         f"Our cells were measured on {FAKE_HELD_OUT_DATE}, {FAKE_HIVEX_DATE} with JAX 0.10.2 on cpu "
         "(the project's 2-core CPU machine unless a summary says otherwise)."
     )
-    assert results_page.provenance(results_page.load_records(records)) == line
-    compute = results_page.compute_lines(results_page.load_records(records))
-    expected = results_page.render_page(results_page.load_results(runs), command, line, records, compute)
+    assert results_page.provenance(hivex_records.load_records(records)) == line
+    compute = results_page.compute_lines(hivex_records.load_records(records))
+    expected = results_page.render_page(hivex_records.load_results(runs), command, line, records, compute)
     assert out.read_text() == expected and f"\n{line}\n" in expected and "## Compute" in expected
     assert f"`{records}/<env id>/task<t>_level<l>.json`" in expected
     assert f"6 cell(s) with records in {records}" in capsys.readouterr().out
@@ -160,8 +160,8 @@ def test_page_refuses_to_drop_measured_cells(recorded, tmp_path):
     out = tmp_path / "page.md"
     assert hivex_results.main(["page", "--records", str(records), "--out", str(out)]) == 0
     written = out.read_text()
-    results_page.record_path(records, Cell(DBR, 0, 1)).unlink()
-    results_page.record_path(records, Cell("OceanPlasticCollection-v0", 0, None)).unlink()
+    hivex_records.record_path(records, Cell(DBR, 0, 1)).unlink()
+    hivex_records.record_path(records, Cell("OceanPlasticCollection-v0", 0, None)).unlink()
     with pytest.raises(SystemExit) as refused:
         hivex_results.main(["page", "--records", str(records), "--out", str(out)])
     message = str(refused.value)
@@ -194,7 +194,7 @@ def test_a_record_of_another_format_is_refused(recorded):
     record["format_version"] = 99
     path.write_text(json.dumps(record))
     with pytest.raises(ValueError, match="format_version 99; this code reads 1"):
-        results_page.load_records(records)
+        hivex_records.load_records(records)
 
 
 def test_dumps_and_rounding():
@@ -224,7 +224,7 @@ def test_run_records_each_cell_as_it_finishes(tmp_path):
     study_cell = dataclasses.replace(
         study_cell, train=lambda resume: copy("eval.json"), evaluate=lambda: copy("eval_hivex.json")
     )
-    path = results_page.record_path(records, cell)
+    path = hivex_records.record_path(records, cell)
     done = study.run_cell(study_cell)
     assert done.train.startswith("trained") and done.evaluate.startswith("evaluated")
     assert done.recorded == f"recorded in {path}"

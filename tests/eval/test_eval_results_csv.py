@@ -13,7 +13,7 @@ import pytest
 from fake_results import FAKE_HIVEX_CELLS, fake_hivex_folder
 
 from baselines import hivex_results
-from hivex_jax.eval import results_csv, results_page
+from hivex_jax.eval import hivex_records, results_csv, results_sections
 from hivex_jax.eval.hivex_cells import Cell
 
 WFC, WRM, DBR = "WindFarmControl-v0", "WildfireResourceManagement-v0", "DroneBasedReforestation-v0"
@@ -23,7 +23,7 @@ WFC, WRM, DBR = "WindFarmControl-v0", "WildfireResourceManagement-v0", "DroneBas
 def records(tmp_path):
     """A records folder made from the fake run folders, plus a MAPPO copy of the WFC pattern-0 record."""
     folder = tmp_path / "results" / "hivex"
-    results_page.record_folders(fake_hivex_folder(tmp_path / "runs"), folder)
+    hivex_records.record_folders(fake_hivex_folder(tmp_path / "runs"), folder)
     shutil.copy(folder / WFC / "task0_level0.json", folder / WFC / "mappo_task0_level0.json")
     return folder
 
@@ -34,7 +34,7 @@ def _read(path):
 
 
 def test_one_row_per_cell_beside_hivex_published_values(records):
-    cells, _ = results_csv.write_csvs(results_page.load_records(records), records.parent)
+    cells, _ = results_csv.write_csvs(hivex_records.load_records(records), records.parent)
     rows = _read(cells)
     assert list(rows[0]) == list(results_csv.CELL_COLUMNS)
     assert len(rows) == len(FAKE_HIVEX_CELLS) + 1
@@ -43,7 +43,7 @@ def test_one_row_per_cell_beside_hivex_published_values(records):
     # HIVEX's published WFC task 0 pattern 0 (reference §3): test mean 4605.9, best run 4611.6
     assert (float(wfc["hivex_test_mean"]), float(wfc["hivex_best_run"])) == (4605.9, 4611.6)
     assert wfc["task_name"] == "Generate Energy (main)" and wfc["heldout_worlds"] == "6000:6004"
-    record = results_page.load_records(records)[Cell(WFC, 0, 0)]
+    record = hivex_records.load_records(records)[Cell(WFC, 0, 0)]
     greedy = record["held_out"]["policies"]["greedy"]["summary"]
     # floats are written in full (repr), so they read back exactly
     assert float(wfc["heldout_greedy_mean"]) == greedy["mean"]
@@ -64,7 +64,7 @@ def test_one_row_per_cell_beside_hivex_published_values(records):
 
 
 def test_one_row_per_seed_whose_means_are_the_cell_values(records):
-    loaded = results_page.load_records(records)
+    loaded = hivex_records.load_records(records)
     cells, seeds = results_csv.write_csvs(loaded, records.parent)
     rows = _read(seeds)
     assert list(rows[0]) == list(results_csv.SEED_COLUMNS)
@@ -96,8 +96,8 @@ def test_page_writes_the_tables_beside_the_records_and_refuses_a_missing_folder(
 def test_the_committed_tables_are_those_of_the_committed_records(tmp_path):
     """docs/data/results/hivex_{cells,seeds}.csv as committed: what `page` writes from the records beside
     them (rerun `python scripts/hivex_results.py page` after recording cells)."""
-    records = Path(__file__).resolve().parents[2] / results_page.RECORDS_DIR
-    written = results_csv.write_csvs(results_page.load_records(records), tmp_path)
+    records = Path(__file__).resolve().parents[2] / hivex_records.RECORDS_DIR
+    written = results_csv.write_csvs(hivex_records.load_records(records), tmp_path)
     for path in written:
         assert path.read_text() == (records.parent / path.name).read_text(), path.name
 
@@ -109,8 +109,8 @@ def test_no_normalised_score_where_the_scripted_controller_does_not_beat_random(
     # OPC task 3's baselines on world 6000 (scripted -264, random -107): no score, and the page says why
     upside_down = held(greedy=-0.67, stochastic=-50.0, scripted=-264.0, random=-107.0)
     assert results_csv.heldout_normalised(upside_down, "greedy") is None
-    assert results_page._normalised(upside_down) == "— (scripted ≤ random)"
+    assert results_sections._normalised(upside_down) == "— (scripted ≤ random)"
     ordered = held(greedy=-0.67, stochastic=-50.0, scripted=816.7, random=-94.7)
     assert results_csv.heldout_normalised(ordered, "greedy") == pytest.approx(94.03 / 911.4)
-    assert results_page._normalised(ordered) == "0.10 / 0.05"  # two decimals, as the page shows
-    assert results_page._normalised(None) == "—"
+    assert results_sections._normalised(ordered) == "0.10 / 0.05"  # two decimals, as the page shows
+    assert results_sections._normalised(None) == "—"

@@ -11,7 +11,7 @@ import pytest
 from fake_results import FAKE_HIVEX_CELLS, fake_hivex_folder
 
 from baselines import hivex_results
-from hivex_jax.eval import results_page
+from hivex_jax.eval import hivex_records, results_format, results_page
 from hivex_jax.eval.hivex_cells import HIVEX_ENVS, Cell, cell_of_dirname, parse_cells
 
 REPO = Path(__file__).resolve().parents[2]
@@ -51,7 +51,7 @@ def with_mappo(tmp_path):
     held["policies"]["greedy"]["summary"]["mean"] += 7.0
     (copy / "eval.json").write_text(json.dumps(held))
     records = tmp_path / "records"
-    results_page.record_folders(runs, records)
+    hivex_records.record_folders(runs, records)
     return runs, records, held
 
 
@@ -66,8 +66,8 @@ def test_the_page_shows_mappo_beside_ippo_and_counts_only_ippo_against_hivex(wit
     greedy = held["policies"]["greedy"]["summary"]
     row = next(line for line in wfc.splitlines() if line.startswith("| 1 | "))
     columns = [c.strip() for c in row.strip("|").split("|")]
-    assert columns[1] == results_page._ci(ippo["greedy"]["summary"])
-    assert columns[2] == results_page._ci(greedy) and columns[1] != columns[2]
+    assert columns[1] == results_format.fmt_mean_ci(ippo["greedy"]["summary"])
+    assert columns[2] == results_format.fmt_mean_ci(greedy) and columns[1] != columns[2]
     table = wfc.split("| main task, pattern |")[1].splitlines()
     assert "| 2 | — | — | — | — | — |" in table  # neither run
     pattern0 = [c.strip() for c in next(r for r in table if r.startswith("| 0 | ")).strip("|").split("|")]

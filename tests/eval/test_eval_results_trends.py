@@ -7,7 +7,7 @@ import re
 import pytest
 from fake_results import fake_hivex_folder, fake_level_results
 
-from hivex_jax.eval import results_page, results_trends
+from hivex_jax.eval import hivex_records, results_page, results_trends
 from hivex_jax.eval.hivex_cells import Cell
 
 WFC, WRM, AWS = "WindFarmControl-v0", "WildfireResourceManagement-v0", "AerialWildfireSuppression-v0"
@@ -59,14 +59,14 @@ def test_bootstrap_ci_collapses_when_seeds_agree():
 def test_trend_sentence_gains_the_ci():
     published = {1: 10.0, 2: 20.0, 3: 30.0, 4: 15.0}
     ours = {1: 1.0, 2: 2.0, 3: 3.0, 4: 1.5}
-    plain = results_page.level_trend(published, ours)
-    with_ci = results_page.level_trend(published, ours, seeds={k: [v, v] for k, v in ours.items()})
+    plain = results_trends.level_trend(published, ours)
+    with_ci = results_trends.level_trend(published, ours, seeds={k: [v, v] for k, v in ours.items()})
     assert "CI" not in plain
     assert "rank correlation over the 4 levels both have 1.00 (95% CI 1.00 to 1.00): reproduced" in with_ci
     assert with_ci.replace(" (95% CI 1.00 to 1.00)", "") == plain  # the verdict is the same
     # a level without seeds of ours: no CI (it would be over other levels than the point estimate)
-    assert "CI" not in results_page.level_trend(published, ours, seeds={1: [1.0], 2: [2.0], 3: [3.0]})
-    text = results_page.level_trend(
+    assert "CI" not in results_trends.level_trend(published, ours, seeds={1: [1.0], 2: [2.0], 3: [3.0]})
+    text = results_trends.level_trend(
         published, ours, seeds={1: [0.5, 1.5], 2: [1.0, 3.0], 3: [2.0, 4.0], 4: [1.0, 2.0]}
     )
     low, high = (float(v) for v in re.search(r"\(95% CI (\S+) to (\S+)\)", text).groups())
@@ -126,7 +126,7 @@ def test_no_figure_below_two_cells(tmp_path):
     one = fake_level_results(WRM, {(0, 1): [1.0, 2.0], (1, 2): [3.0, 4.0]})
     assert results_trends.trend_panels(WRM, one) == {}
     assert results_trends.trend_figure(WRM, one) is None
-    assert results_page.trend_figure_lines(WRM, one) == []
+    assert results_trends.trend_figure_lines(WRM, one) == []
     # Ocean Plastic Collection has no levels: never a figure
     assert results_trends.trend_panels("OceanPlasticCollection-v0", {}) == {}
     stale = tmp_path / "hivex_trend_wrm.png"
@@ -141,7 +141,7 @@ def test_page_links_the_figures_it_writes(tmp_path):
     task: no figure, no link. Two runs write the same bytes (page and figure)."""
     runs = fake_hivex_folder(tmp_path / "runs")
     records = tmp_path / "records"
-    results_page.record_folders(runs, records)
+    hivex_records.record_folders(runs, records)
     out = tmp_path / "docs" / "hivex_results.md"
     results_page.write_page(records, out, "cmd")
     page, figure = out.read_bytes(), (tmp_path / "docs" / "images" / "hivex_trend_wfc.png").read_bytes()
