@@ -16,6 +16,8 @@ from hivex_jax.eval.result_records import (
     FORMAT_VERSION,
     RECORDS_ROOT,
     file_date,
+    portable_path,
+    portable_summary,
     read_json,
     read_record,
     write_record,
@@ -101,7 +103,8 @@ def _hivex_part(hivex: dict[str, Any]) -> dict[str, Any]:
 
 def hivex_record(cell: Cell, run_dir: Path) -> dict[str, Any] | None:
     """The record of a cell's run folder (None: neither `eval.json` nor `eval_hivex.json` there): the cell,
-    the folder it came from, `summary.json` as is (JAX version, backend, compile/train/eval seconds, seeds),
+    the folder it came from (`portable_path`: relative to the working directory), `summary.json` as is
+    but for its folder (`portable_summary`; JAX version, backend, compile/train/eval seconds, seeds),
     the measurement date of each part (`measured_on`: the date `summary.json` (else `eval.json`) and
     `eval_hivex.json` were written), the held-out part (`_held_out_part`) and the HIVEX-protocol part
     (`_hivex_part`)."""
@@ -113,11 +116,11 @@ def hivex_record(cell: Cell, run_dir: Path) -> dict[str, Any] | None:
     record: dict[str, Any] = {
         "format_version": FORMAT_VERSION,
         "cell": {"env_id": cell.env_id, "task": cell.task, "level": cell.level},
-        "source": str(run_dir),
+        "source": portable_path(run_dir),
         "measured_on": {},
     }
     if summary:
-        record["summary"] = summary
+        record["summary"] = portable_summary(summary)
     if held:
         record["held_out"] = _held_out_part(held, cell.env_id)
         record["measured_on"]["held_out"] = file_date(summary_path if summary else held_path)

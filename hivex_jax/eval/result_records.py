@@ -23,6 +23,7 @@ from __future__ import annotations
 import datetime
 import json
 import math
+import os
 from collections.abc import Callable, Hashable, Iterable
 from pathlib import Path
 from typing import Any
@@ -77,6 +78,24 @@ def read_record(path: Path) -> dict[str, Any]:
             f"{FORMAT_VERSION}"
         )
     return record
+
+
+def portable_path(path: str | Path) -> str:
+    """`path` as a record keeps it: relative to the working directory (the repository root, where the
+    scripts run) when it is under it (`runs/suite5/ippo_wfc`), else the folder's name; never the absolute
+    path of one machine."""
+    absolute = Path(os.path.abspath(path))
+    try:
+        return absolute.relative_to(os.getcwd()).as_posix()
+    except ValueError:
+        return absolute.name
+
+
+def portable_summary(summary: dict[str, Any]) -> dict[str, Any]:
+    """A run's `summary.json` as a record keeps it: as is but for its `run_dir` (`portable_path`)."""
+    if "run_dir" not in summary:
+        return summary
+    return {**summary, "run_dir": portable_path(summary["run_dir"])}
 
 
 def write_record(path: Path, record: dict[str, Any]) -> bool:

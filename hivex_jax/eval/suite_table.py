@@ -29,6 +29,8 @@ from hivex_jax.eval.result_records import (
     FORMAT_VERSION,
     RECORDS_ROOT,
     file_date,
+    portable_path,
+    portable_summary,
     read_json,
     read_record,
     vanished,
@@ -123,8 +125,9 @@ def cell_config(algo: str, env: str) -> str:
 
 
 def cell_record(algo: str, env: str, run_dir: Path) -> dict[str, Any] | None:
-    """The record of a finished cell's run folder (None: no `eval.json`): the cell, the folder it came from,
-    `summary.json` as is (JAX version, backend, compile/train/eval seconds), the date it was measured
+    """The record of a finished cell's run folder (None: no `eval.json`): the cell, the folder it came from
+    (`portable_path`: relative to the working directory), `summary.json` as is but for its folder
+    (`portable_summary`; JAX version, backend, compile/train/eval seconds), the date it was measured
     (`measured_on`: when `summary.json`, else `eval.json`, was written) and of `eval.json` its header (all
     but the policies) and per policy what the table renders: greedy and stochastic the mean return of each
     seed over the worlds (`seed_means`) and of each entry of the worlds' `stats` (`stats_seed_means`:
@@ -161,12 +164,12 @@ def cell_record(algo: str, env: str, run_dir: Path) -> dict[str, Any] | None:
     record: dict[str, Any] = {
         "format_version": FORMAT_VERSION,
         "cell": {"algo": algo, "env": env},
-        "source": str(run_dir),
+        "source": portable_path(run_dir),
         "measured_on": {"held_out": file_date(summary_path if summary else held_path)},
         "held_out": held,
     }
     if summary:
-        record["summary"] = summary
+        record["summary"] = portable_summary(summary)
     return record
 
 

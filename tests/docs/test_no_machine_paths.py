@@ -1,5 +1,7 @@
 """The docs name no folder of one machine: a command line reads `out_dir=runs/<name>`, not the temporary
-or home folder it happened to run in (README.md and every Markdown page under docs/)."""
+or home folder it happened to run in (README.md and every Markdown page under docs/); nor do the committed
+result records under docs/data/ (a record names its run folder relative to the repository root,
+`result_records.portable_path`)."""
 
 from __future__ import annotations
 
@@ -8,6 +10,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = sorted([ROOT / "README.md", *(ROOT / "docs").rglob("*.md")])
+#: the committed result records (docs/data/results/<study>/...json) and any other data file beside them
+RECORDS = sorted(path for path in (ROOT / "docs" / "data").rglob("*") if path.suffix in (".json", ".csv"))
 #: an absolute path into a machine's own folders (`~/.cache/...`, a documented default, is not one)
 MACHINE_PATH = re.compile(r"(?<![\w.~])/(?:tmp|root|home|work|Users|mnt|scratch|var/folders)/[\w.-]*")
 
@@ -33,4 +37,17 @@ def test_no_page_names_a_machine_path():
     ]
     assert not found, "machine-specific paths in the docs (write what they meant, e.g. runs/<name>):\n" + (
         "\n".join(found)
+    )
+
+
+def test_no_record_names_a_machine_path():
+    assert len([p for p in RECORDS if p.suffix == ".json"]) >= 100  # the glob found the records
+    found = [
+        f"{path.relative_to(ROOT)}:{n}: {hit}"
+        for path in RECORDS
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        for hit in machine_paths(line)
+    ]
+    assert not found, "machine-specific paths in the records (rewrite them relative to the repository):\n" + (
+        "\n".join(found[:20])
     )

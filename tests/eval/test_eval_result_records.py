@@ -58,7 +58,8 @@ def test_a_record_holds_what_the_page_renders_sorted_rounded_and_small(recorded)
     assert text == result_records.dumps(record) + "\n" and list(record) == sorted(record)
     assert record["format_version"] == result_records.FORMAT_VERSION
     assert record["cell"] == {"env_id": DBR, "task": 0, "level": 1}
-    assert record["source"] == str(cell.path(runs))
+    assert record["source"] == cell.dirname  # tmp_path is outside the working directory: the folder's name
+    assert record["summary"]["run_dir"] == cell.dirname
     assert record["measured_on"] == {"held_out": FAKE_HELD_OUT_DATE, "hivex": FAKE_HIVEX_DATE}
     assert record["summary"]["jax_version"] == "0.10.2" and "train_s" in record["summary"]
     raw = json.loads((cell.path(runs) / "eval.json").read_text())
@@ -94,6 +95,23 @@ def test_a_record_holds_what_the_page_renders_sorted_rounded_and_small(recorded)
     assert "hivex" not in json.loads(
         (records / "WildfireResourceManagement-v0" / "task0_level1.json").read_text()
     )
+
+
+def test_a_record_names_its_run_folder_relative_to_the_working_directory(tmp_path, monkeypatch):
+    """A record holds no machine's absolute path: a run folder under the working directory (the repository
+    root, where the scripts run) by its relative path, whether given absolute or relative, and one
+    elsewhere by its name; the summary's `run_dir` alike."""
+    repo = tmp_path / "repo"
+    runs = fake_hivex_folder(repo / "runs" / "hivex_results")
+    monkeypatch.chdir(repo)
+    cell = Cell(DBR, 0, 1)
+    for given in (cell.path(runs), cell.path(Path("runs/hivex_results"))):
+        record = hivex_records.hivex_record(cell, given)
+        assert record["source"] == f"runs/hivex_results/{DBR}/task0_level1"
+        assert record["summary"]["run_dir"] == record["source"]  # fake summary.json: absolute run_dir
+    assert result_records.portable_path(tmp_path / "elsewhere" / "run") == "run"
+    assert result_records.portable_path(repo / "runs" / ".." / "logs" / "x") == "logs/x"  # normalised
+    assert result_records.portable_summary({"jax_version": "x"}) == {"jax_version": "x"}
 
 
 def test_refreshing_a_record_keeps_its_dates_unless_its_numbers_change(recorded):
