@@ -1,6 +1,6 @@
 """Behaviour cloning of Drone-Based Reforestation's scripted controller with the trainer's own actor.
 
-A diagnostic (issue 16): the scripted controller reads only the observation (stacked vector + camera),
+A diagnostic: the scripted controller reads only the observation (stacked vector + camera),
 so if the trainer's actor, reading the same observations, imitates it to near its return, the
 observations and the network are adequate and IPPO's shortfall is an RL problem (exploration, credit,
 budget); if it cannot, the encoder / observation handling is.

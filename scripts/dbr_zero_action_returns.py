@@ -1,12 +1,12 @@
-"""Drone-Based Reforestation: the zero action's return per drone, per task (issue 34: what standing still
-earns, so the page can say which tasks it solves).
+"""Drone-Based Reforestation: the zero action's return per drone, per task (what standing still earns,
+so the page can say which tasks it solves).
 
     PJRT_NPROC=1 python scripts/dbr_zero_action_returns.py [--tasks 5,7] [--worlds 6000:6008]
         [--level 1] [key=value ...]
 
 Full episodes (the env's max_steps), every drone given the all-zero action (`action_space().noop()`),
 `hivex_jax.eval.rollout.evaluate` with key 0; `key=value` sets EnvParams fields (e.g.
-`group_up_spawn_radius=3` to play task 7 with the spawn ring it had before issue 34). Prints, per task,
+`group_up_spawn_radius=3` to play task 7 with the 3 m spawn ring it had before). Prints, per task,
 the mean return per drone over worlds (min / max over worlds) and its largest reward terms.
 """
 

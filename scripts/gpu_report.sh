@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
-# Every GPU measurement that issue 3 and docs/benchmarks.md ask for, in one run of about 8 minutes,
+# Every GPU measurement that docs/benchmarks.md asks for, in one run of about 8 minutes,
 # most important first; each step has its own timeout so one slow step cannot lose the rest.
 #
 #   OUT=/some/folder scripts/gpu_report.sh          # on the GPU machine (the device tool sets $OUT)
 #   SMALL=1 OUT=runs/gpu_dry scripts/gpu_report.sh  # dry run on a CPU: same steps, tiny sizes
 #   PART=targets OUT=/some/folder scripts/gpu_report.sh  # instead: time every env's GPU config to its target
 #
-# PART=targets (issue 16) runs `hivex train --config configs/ippo_<env>_gpu.yaml` for the five envs, each
+# PART=targets runs `hivex train --config configs/ippo_<env>_gpu.yaml` for the five envs, each
 # stopping at its target (a fraction of the scripted controller's held-out return, in the config) or at
 # its step limit (T_TARGET s, default 150): about 12 minutes at most, a session's device budget on its own.
 #
-# PART=sweeps (issue 33) times fused sweeps against --no-fuse, each as one `hivex sweep`: Wind Farm Control
+# PART=sweeps times fused sweeps against --no-fuse, each as one `hivex sweep`: Wind Farm Control
 # lr x ent_coef 3 x 3 and Wildfire Resource Management levels 1-10, 3 seeds each, at the CPU configs' sizes
 # (8 envs per seed: the small config that leaves a GPU idle), and a 256-member WFC sweep (16 lr x 16
 # ent_coef, 1 seed each) in one program. About 8 minutes at most.

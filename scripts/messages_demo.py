@@ -1,4 +1,4 @@
-"""Communication demo on Wildfire Resource Management (issue 19 item 2): does a message channel help?
+"""Communication demo on Wildfire Resource Management: does a message channel help?
 
 Trains configs/ippo_wildfire_resource_management_messages.yaml under three conditions, (a) no messages,
 (b) messages (vocab 2), (c) every delivery dropped, and evaluates (d) (b)'s policy with every delivery

@@ -1,6 +1,6 @@
 """Behaviour cloning of Ocean Plastic Collection's scripted controller with the trainer's own actor.
 
-A diagnostic (issue 16): if the trainer's network, reading the same observations, imitates the scripted
+A diagnostic: if the trainer's network, reading the same observations, imitates the scripted
 controller to near its return, the observations and the network are adequate and IPPO's failure is an RL
 problem (exploration, reward scale, credit); if it cannot, the encoder / observation handling is.
 

@@ -1,4 +1,4 @@
-"""How often Ocean Plastic Collection's scripted controller acts on the border, and what tells it (issue 16).
+"""How often Ocean Plastic Collection's scripted controller acts on the border, and what tells it.
 
     PJRT_NPROC=1 python scripts/opc_border_share.py [--worlds 8]
 

@@ -1,4 +1,4 @@
-"""Does a trained Ocean Plastic Collection critic see a coming collision? (issue 32)
+"""Does a trained Ocean Plastic Collection critic see a coming collision?
 
     PJRT_NPROC=1 python scripts/opc_critic_diagnosis.py RUN_DIR [--rollouts 40] [--seed 0]
 

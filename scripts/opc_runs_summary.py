@@ -1,4 +1,4 @@
-"""Summarise Ocean Plastic Collection training runs (issue 16): one row per run and policy.
+"""Summarise Ocean Plastic Collection training runs: one row per run and policy.
 
     python scripts/opc_runs_summary.py RUN_DIR [RUN_DIR ...] [--curve] [--per-seed] [--eval-file NAME]
 

@@ -1,5 +1,5 @@
 """What a trained Ocean Plastic Collection policy lacks, measured by lending it parts of the scripted
-controller (issue 16).
+controller.
 
     PJRT_NPROC=1 python scripts/opc_safety_diagnosis.py RUN_DIR [--worlds 16]
 

@@ -1,4 +1,4 @@
-"""Step latency of many stepping clients with and without a storm of grades (docs/serve.md, issue 30).
+"""Step latency of many stepping clients with and without a storm of grades (docs/serve.md).
 
 Starts `hivex serve` on a free port, opens `--clients` WindFarmControl sessions that step random actions
 from threads of this process, and measures every /step's latency for `--seconds`, first alone, then

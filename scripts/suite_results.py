@@ -1,5 +1,5 @@
-"""The whole suite's learning results (issues 16 and 32): every env x {IPPO, MAPPO}, trained with its shipped
-config, evaluated on held-out worlds 6000-6031, as one table in docs/training.md.
+"""The whole suite's learning results: every env x {IPPO, MAPPO}, trained with its shipped config,
+evaluated on held-out worlds 6000-6031, as one table in docs/training.md.
 
     python scripts/suite_results.py run    [--cells SPEC] [--out-dir runs/suite5]
                                            [--records docs/data/results/suite] [key=value ...]
@@ -9,12 +9,13 @@ config, evaluated on held-out worlds 6000-6031, as one table in docs/training.md
                                            [--write docs/training.md [--allow-fewer]]
 
 `run` trains each cell with `hivex train --config configs/<algo>_<env>.yaml test_worlds=6000:6032
-num_seeds=5 gif_frames=0` (5 seeds: issue 32) into `OUT_DIR/<algo>_<env>/` (resumable: a cell with
-`eval.json` is kept, one with a checkpoint is resumed) and, as soon as the cell is finished (or kept),
-writes or refreshes its committed record `RECORDS/<algo>_<env>.json`: what the table shows of the cell and
-where, when and with what it was measured (`hivex_jax.eval.suite_table.cell_record`); run folders are
-machine-local (`runs/` is git-ignored), so commit the records with the table. SPEC: comma-separated
-`ALGO:ENV` with ENV a short name (wfc, wrm, dbr, opc, aws) and ALGO ippo or mappo; default every cell.
+num_seeds=5 gif_frames=0` (5 seeds: the targets are on the mean of 5) into `OUT_DIR/<algo>_<env>/`
+(resumable: a cell with `eval.json` is kept, one with a checkpoint is resumed) and, as soon as the cell
+is finished (or kept), writes or refreshes its committed record `RECORDS/<algo>_<env>.json`: what the
+table shows of the cell and where, when and with what it was measured
+(`hivex_jax.eval.suite_table.cell_record`); run folders are machine-local (`runs/` is git-ignored), so
+commit the records with the table. SPEC: comma-separated `ALGO:ENV` with ENV a short name (wfc, wrm,
+dbr, opc, aws) and ALGO ippo or mappo; default every cell.
 
 `record` writes the records of the finished cells under `--out-dir` (of SPEC, default every cell), for runs
 made before `run` recorded them.

@@ -1,5 +1,5 @@
 """Farm power of greedy yaw, an optimised static yaw and trained IPPO/MAPPO runs on the SAME held-out
-wind conditions (Wind Farm Control with wakes, issue 21; docs/envs/wind_farm_control.md, "Wakes").
+wind conditions (Wind Farm Control with wakes; docs/envs/wind_farm_control.md, "Wakes").
 
 Usage: PJRT_NPROC=1 python scripts/wfc_wakes_policy_eval.py RUN_DIR [RUN_DIR ...]
            [--conditions 64] [--opt-seeds 10] [--opt-steps 300] [--episode-steps 200] [--measure-steps 100]

@@ -1,11 +1,12 @@
-"""The whole suite's learning results (issues 16 and 32) as one table: every env x {IPPO, MAPPO}, trained with
+"""The whole suite's learning results as one table: every env x {IPPO, MAPPO}, trained with
 its shipped config into `OUT_DIR/<algo>_<env>/` (`scripts/suite_results.py run`) and evaluated on held-out
 worlds 6000-6031. Per cell and policy (greedy, stochastic), one row: the held-out return (mean over worlds,
 then mean +- 95 % CI over seeds, Student t), the fraction of the scripted controller's return on the same
 worlds (per seed: seed mean / scripted mean; then mean and 95 % CI over seeds, Student t;
 `score.fraction_of_scripted`, so "—" where the scripted return is not positive), the lowest seed's fraction,
 where the record holds random's return the normalised score (`score.normalised_score` of each seed's mean by
-the scripted and random means; mean and 95 % CI over seeds), issue 32's target (`ENVS`) and the cell's extra
+the scripted and random means; mean and 95 % CI over seeds), the env's learning target (`ENVS`: a fraction
+of scripted on the mean over 5 seeds, what a shipped config must reach without crutches) and the cell's extra
 rule (`EXTRA_RULES`: Drone-Based Reforestation every seed >= 0.75, Ocean Plastic Collection at most 0.10
 vessel collisions per vessel per episode), whether the row meets both ("met"; when not, which part failed),
 the statistic an extra rule reads ("notes"), seeds x worlds, env steps per seed and the run's wall time
@@ -47,11 +48,11 @@ from hivex_jax.eval.score import (
 from hivex_jax.eval.stats import mean_ci95
 
 TEST_WORLDS = "6000:6032"
-#: training seeds per cell (issue 32: targets on the mean of 5 seeds, with the lowest seed reported); the
+#: training seeds per cell (the targets are on the mean of 5 seeds, with the lowest seed reported); the
 #: shipped configs train 3, `run` passes `num_seeds=5`
 SUITE_SEEDS = 5
 MARKER_START, MARKER_END = "<!-- suite-results:start -->", "<!-- suite-results:end -->"
-#: short name -> (config stem, issue 32's target: the mean over seeds of the fraction of scripted)
+#: short name -> (config stem, the learning target: the mean over seeds of the fraction of scripted)
 ENVS = {
     "wfc": ("wind_farm_control", 0.92),
     "wrm": ("wildfire_resource_management", 0.95),
@@ -89,7 +90,7 @@ class ExtraRule:
         return f"{self.label} {'≤' if self.at_most else '≥'} {self.bound:.2f}"
 
 
-#: issue 32's conditions beyond the target (short name -> rule); cells not named have none
+#: the conditions beyond the target (short name -> rule); cells not named have none
 EXTRA_RULES = {
     "dbr": ExtraRule("lowest seed", 0.75),
     "opc": ExtraRule("collided", 0.10, at_most=True, stat="vessel_collisions"),

@@ -1,4 +1,4 @@
-"""Hostile and careless command lines for every `hivex` sub-command (issue 30): impossible sizes,
+"""Hostile and careless command lines for every `hivex` sub-command: impossible sizes,
 non-finite and out-of-range numbers, values too large or too deeply nested to parse, path tricks and
 damaged files. Each is refused in one line on stderr with exit status 2 and no traceback, before
 anything long starts: training, evaluation, benchmarking, rendering and the server are replaced by
@@ -26,7 +26,7 @@ CASES = [
     (["TRAIN"], ["unknown command 'TRAIN'"]),
     (["list", "--bogus"], ["takes no arguments"]),
     (["list", "x" * 5000], ["takes no arguments"]),
-    # train: sizes (issue 30 item 3: num_seeds=1e30 grew to 13.8 GB before the OOM killer)
+    # train: sizes (num_seeds=1e30 once grew to 13.8 GB before the OOM killer)
     (["train", "num_seeds=1e30"], ["num_seeds = ~1e30 is over its bound 4,096", BOUND]),
     (["train", "num_seeds=4097"], ["num_seeds = 4,097 is over its bound 4,096"]),
     (["train", "num_seeds=-1"], ["num_seeds must be >= 1; got -1"]),
@@ -49,7 +49,7 @@ CASES = [
     (["train", "gif_frames=1e9"], ["gif_frames = 1,000,000,000 is over its bound 10,000"]),
     (["train", "gif_stride=1e30"], ["gif_stride = ~1e30 is over its bound"]),
     (["train", "eval_every=1e30"], ["eval_every = ~1e30 is over its bound"]),
-    # train: every float key refuses non-finite values (issue 30 item 9: lr=1e400 parsed to inf)
+    # train: every float key refuses non-finite values (lr=1e400 once parsed to inf)
     (["train", "lr=1e400"], ["lr must be a finite number; got inf"]),
     (["train", "lr=-1e400"], ["lr must be a finite number; got -inf"]),
     (["train", "lr=.nan"], ["lr must be a finite number; got nan"]),
@@ -114,7 +114,7 @@ CASES = [
     (["transfer", "{tmp}/no_ckpt", "--eval-grid", "x"], ["--eval-grid 'x' must look like key=v1,v2"]),
     (["transfer", "{tmp}/no_ckpt", "--eval-grid", "num_agents=2", "--steps", "-1"], ["--steps must be >= 1"]),
     (["transfer", "{tmp}/afile", "--eval-grid", "num_agents=2"], ["holds no run folder"]),
-    # bench (issue 30 item 5: max_steps=1e30 was an OverflowError traceback)
+    # bench (max_steps=1e30 was once an OverflowError traceback)
     (["bench", "max_steps=1e30"], ["max_steps", "outside its bounds"]),
     (["bench", "max_steps=nan"], ["max_steps", "outside its bounds"]),
     (["bench", "num_agents=1e30"], ["num_agents", "outside its bounds"]),
@@ -133,7 +133,7 @@ CASES = [
     (["render", "--seed", str(2**40)], ["--seed must be in [0, 2**32)"]),
     (["render", "--task", "99999999999999999999"], ["unknown task 99999999999999999999"]),
     (["render", "--num-agents", "99999999999999999999"], ["num_agents", "outside its bounds"]),
-    # serve (issue 30 item 9: --idle-timeout nan meant sessions never expire)
+    # serve (--idle-timeout nan once meant sessions never expire)
     (["serve", "--idle-timeout", "nan"], ["--idle-timeout", "must be a finite number"]),
     (["serve", "--idle-timeout", "inf"], ["--idle-timeout", "must be a finite number"]),
     (["serve", "--batch-window-ms", "nan"], ["--batch-window-ms", "must be a finite number"]),
@@ -144,7 +144,7 @@ CASES = [
     (["serve", "--max-grade-steps", "10000000000"], ["--max-grade-steps must be at most 1,000,000"]),
     (["serve", "--env", "Nope-v0"], ["unknown environment ids ['Nope-v0']"]),
     (["serve", "--read-timeout", "nan"], ["--read-timeout", "must be a finite number"]),
-    # world (issue 30 item 5: export --world -1 was an OverflowError traceback)
+    # world (export --world -1 was once an OverflowError traceback)
     (["world"], ["required: action"]),
     (
         ["world", "export", "--env", WRM, "--world", "-1", "--out", "{tmp}/w"],

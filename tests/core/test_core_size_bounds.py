@@ -1,4 +1,4 @@
-"""Sizes and numbers that cannot work are refused with one ValueError before anything is built (issue 30).
+"""Sizes and numbers that cannot work are refused with one ValueError before anything is built.
 
 Every numeric static option has documented bounds (`STATIC_BOUNDS` in the env's params.py, the env page's
 table); integer EnvParams fields given numbers beyond their dtype (2**40, 1e308, inf, a 5000-digit int)

@@ -60,14 +60,14 @@ def test_out_of_range_discrete_is_clipped(wfc):
     assert jnp.allclose(big[1].facing_angle, right[1].facing_angle)
 
 
-# ------------------------------------------------------------------ hostile actions (issue 13)
+# ------------------------------------------------------------------ hostile actions
 def test_nan_continuous_becomes_zero_then_everything_is_clipped():
     env, _ = hivex_jax.make("DroneBasedReforestation-v0")  # 3 agents, 3 continuous dims, 1 branch of 2
     nan, inf = float("nan"), float("inf")
     continuous = jnp.asarray([[nan, inf, -inf], [1e30, -1e30, 2.0], [-0.25, 1.0, -1.0]])
     discrete = jnp.asarray([[-5], [49], [1]], jnp.int32)
     out = env.validate_action({"continuous": continuous, "discrete": discrete})
-    expected = [[0.0, 1.0, -1.0], [1.0, -1.0, 1.0], [-0.25, 1.0, -1.0]]  # +-inf clip like 1e30 (issue 30)
+    expected = [[0.0, 1.0, -1.0], [1.0, -1.0, 1.0], [-0.25, 1.0, -1.0]]  # +-inf clip like 1e30
     assert out["continuous"].dtype == jnp.float32
     assert out["continuous"].tolist() == expected
     assert out["discrete"].tolist() == [[0], [1], [1]]  # out of range -> nearest valid choice
@@ -84,7 +84,7 @@ def test_jaxmarl_env_uses_the_same_action_rule():
         hivex_jax.make("jaxmarl/MPE_simple_spread_v3", max_steps=0)
 
 
-# ------------------------------------------------------------------ parameter bounds (issue 13)
+# ------------------------------------------------------------------ parameter bounds
 def test_make_rejects_every_out_of_bounds_field_naming_value_and_bounds():
     with pytest.raises(ValueError, match=r"drag_coefficient = 0.0 is outside its bounds \[0.001, 1\]"):
         hivex_jax.make("WindFarmControl-v0", drag_coefficient=0.0)

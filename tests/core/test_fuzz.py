@@ -187,7 +187,7 @@ def test_hostile_actions_and_bound_params_keep_every_world_finite(env_id):
 @pytest.mark.slow
 @pytest.mark.parametrize("env_id", BUNDLED_ENV_IDS)
 def test_fuzz_long(env_id):
-    """The issue's setting: 64 worlds x 1000 steps."""
+    """The long setting: 64 worlds x 1000 steps."""
     _assert_clean(env_id, fuzz(env_id, num_worlds=64, num_steps=1000, seed=1))
 
 

@@ -1,4 +1,4 @@
-"""Env pages stay references (issue 31 item 6): every docs/envs/*.md is at most MAX_ENV_PAGE_LINES lines
+"""Env pages stay references: every docs/envs/*.md is at most MAX_ENV_PAGE_LINES lines
 (what was tried, dated, lives in docs/experiments/), and every relative Markdown link of docs/envs/ and
 docs/experiments/ points at a file that exists and, with a `#anchor` into a Markdown page, at one of
 that page's headings (GitHub's anchors)."""

@@ -122,7 +122,7 @@ def test_the_evaluation_header_says_how_many_distinct_episodes(tmp_path):
 # slow: a WRM training and evaluation (~25 s); distinct_worlds and the header are checked above
 @pytest.mark.slow
 def test_hivex_evaluate_plays_a_wrm_file_world_once_and_says_so(tmp_path, capsys):
-    """The issue's case: `hivex evaluate RUN --world-files DIR --worlds 6000:6004` on WRM played the one
+    """The case reported: `hivex evaluate RUN --world-files DIR --worlds 6000:6004` on WRM played the one
     file world 4 times and reported 4 samples; now 1 world, the JSON and the header say why."""
     import json
 

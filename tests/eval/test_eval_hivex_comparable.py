@@ -1,4 +1,4 @@
-"""`hivex evaluate --protocol hivex` on a run whose env is not a published HIVEX cell's (issue 34): one
+"""`hivex evaluate --protocol hivex` on a run whose env is not a published HIVEX cell's: one
 line naming the cell, exit 2, unless `--allow-uncomparable` (then the output says it is not comparable)."""
 
 from __future__ import annotations

@@ -292,7 +292,7 @@ def test_drone_reforestation_needs_every_seed_at_075(suite):
     rows = _rows(suite, "dbr", _record("dbr", [90.0, 100.0, 80.0], [100.0, 100.0, 71.0], 100.0))
     assert rows["greedy"]["met"] == "yes" and rows["greedy"]["target"] == "0.85, lowest seed ≥ 0.75"
     assert rows["stochastic"]["met"] == "no (lowest seed 0.71)"
-    # issue 32's target is 0.85 (issue 16's was 0.8): mean .83, every seed >= .75 -> the mean fails
+    # the target is 0.85 (the first round's was 0.8): mean .83, every seed >= .75 -> the mean fails
     rows = _rows(suite, "dbr", _record("dbr", [83.0, 83.0, 83.0], [70.0, 90.0, 80.0], 100.0))
     assert rows["greedy"]["met"] == "no (mean 0.830)"
     assert rows["stochastic"]["met"] == "no (mean 0.800; lowest seed 0.70)"
@@ -353,7 +353,7 @@ def test_run_takes_overrides_before_or_after_options(argv):
 
 
 def test_run_trains_each_cell_with_the_suite_seeds(tmp_path, monkeypatch):
-    """issue 32: the table is on 5 seeds, so `run` (the one command that regenerates it) passes num_seeds=5
+    """The table is on 5 seeds, so `run` (the one command that regenerates it) passes num_seeds=5
     to `hivex train`; an explicit override comes after it on the command line (where `hivex train` takes the
     last value of a key)."""
     calls = []

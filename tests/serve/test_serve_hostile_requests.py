@@ -1,4 +1,4 @@
-"""`hivex serve` against a table of single hostile HTTP requests (issue 30, "A hostile suite in CI"): every
+"""`hivex serve` against a table of single hostile HTTP requests (a hostile suite run in CI): every
 route with wrong methods, unknown routes and env ids, ids and fields of wrong JSON types, missing and
 extra fields, overflowing and non-finite numbers, deep nesting, oversize bodies, wrong content types,
 unknown / closed / expired / ended sessions on every session route, actions of the wrong shape, count,

@@ -1,4 +1,4 @@
-"""`hivex serve` against hostile and careless clients (issue 30): the session limit and per-client quota
+"""`hivex serve` against hostile and careless clients: the session limit and per-client quota
 hold under concurrent resets, a grade never blocks steps, one grade per client at a time, repeated grades
 come from the cache, a grade plays at most `--max-grade-steps`, compiled pools are evicted least recently
 used, options the server does not serve are refused, huge and non-finite continuous actions follow the

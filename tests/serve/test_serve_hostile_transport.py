@@ -1,4 +1,4 @@
-"""`hivex serve` against hostile transport (issue 30): oversized, slow, non-JSON and deeply nested bodies,
+"""`hivex serve` against hostile transport: oversized, slow, non-JSON and deeply nested bodies,
 missing tokens and foreign Host headers get a one-line JSON 4xx from a real server subprocess, half-open
 connections are closed, and ten concurrent 1 GiB uploads leave the server's memory within 100 MB of idle.
 The server is started once and never compiles an env (no request here gets as far as a reset)."""

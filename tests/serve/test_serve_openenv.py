@@ -1,4 +1,4 @@
-"""OpenEnv's own code against `hivex serve --env ID` (issue 36): `GenericEnvClient(...).sync()` plays an
+"""OpenEnv's own code against `hivex serve --env ID`: `GenericEnvClient(...).sync()` plays an
 episode over /ws whose rewards equal the in-process episode, every raw reply validates against OpenEnv's
 reply models, `openenv validate --url` passes 6 of 6, /mcp's tools play an episode, and bad messages get
 OpenEnv's error shape while the connection survives. Transport guard checks on /ws run in process

@@ -1,5 +1,5 @@
 """The run's episode GIF plays in the evaluation's worlds: with `test_worlds=stress` it resets into the
-first stress world, not the plain world of the same seed (issue 19 item 3)."""
+first stress world, not the plain world of the same seed."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""World fields beyond the generated ones (issue 19 item 1): AWS height maps, WFC wind-direction
+"""World fields beyond the generated ones: AWS height maps, WFC wind-direction
 schedules, DBR gridded terrain, OPC obstacles. Hand-computed cases per field."""
 
 from __future__ import annotations

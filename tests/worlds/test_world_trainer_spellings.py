@@ -1,4 +1,4 @@
-"""The trainer / evaluate spellings of worlds from files and stress worlds (issue 19, items 1 and 3):
+"""The trainer / evaluate spellings of worlds from files and stress worlds:
 `hivex train world_files=GLOB`, `test_worlds=stress`, `hivex evaluate RUN --world-files GLOB` and
 `--worlds stress` give the env of the `env_options.world_files` / `.stress_worlds` route."""
 

@@ -91,12 +91,12 @@ LANDSCAPE_DRONE_HEIGHT = 1  # the drone's own height (explains a logged 45.9 abo
 # How the terrain level shapes the terrain (level scaling NOT FOUND; logs: highest point found 45.9 at
 # level 1, 37.7-39.6 at levels 2-10, reference §3.3).
 TERRAIN_LEVELS_LOGGED = 0  # peaks ~40 m at every level (level 1 x1.18), hills narrower as the level rises
-TERRAIN_LEVELS_LINEAR = 1  # peaks 40 m x level / 10, same hills at every level (before issue 14)
+TERRAIN_LEVELS_LINEAR = 1  # peaks 40 m x level / 10, same hills at every level (the default before the logs)
 
 # Where the station gives seeds and recharges (NOT FOUND; logs: tasks 1, 4 and 5 record no recharge and
 # no drop at any level, and their returns are the statistic - 0.997 = 1995 seedless physics steps).
 STATION_WHERE_TASK_USES_IT = 0  # only in tasks whose weights pay a seed or station term (default)
-STATION_ALWAYS = 1  # in every task (a drone takes a seed on its first decision; before issue 14)
+STATION_ALWAYS = 1  # in every task (a drone takes a seed on its first decision; the default before the logs)
 #: Reward terms that need the station's seeds or its return (any non-zero weight switches it on).
 STATION_TERMS = (DROP_SEED, PICK_UP, RUNNING_BACK, DROP_SUCCESS, RETURN_FURTHEST)
 
@@ -185,7 +185,7 @@ class DroneParams:
     group_up_reward: jax.Array = _f(10.0)
     # Group-up's start (designed; HIVEX is silent): drones evenly spaced on a ring this wide, so that
     # neighbours start 2 r sin(pi / A) >= 5.2 m apart (A <= 12), beyond group_up_distance: standing still
-    # earns no group-up (on the 3 m default ring the zero action earned ~71 % of the maximum, issue 34).
+    # earns no group-up (on the 3 m default ring the zero action earned ~71 % of the maximum).
     # 0: the default start ring (spawn_ring_radius) as in the other tasks.
     group_up_spawn_radius: jax.Array = _f(10.0)
     # --- Find Close Tree (eq. 47-48), contradiction 4

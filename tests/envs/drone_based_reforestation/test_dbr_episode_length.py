@@ -52,7 +52,7 @@ def _rollout(env, params, seed, controls, steps):
 
 @pytest.mark.parametrize("task", [TASK_FIND_CLOSEST_FOREST, TASK_HIGHEST_POTENTIAL, TASK_HIGHEST_POINT])
 def test_seedless_tasks_run_the_full_399_decisions(env, params, task):
-    """Flying forward at 0.3 throttle (the issue's policy) in tasks 1, 4 and 5: no seed is ever taken, no
+    """Flying forward at 0.3 throttle (a fixed policy) in tasks 1, 4 and 5: no seed is ever taken, no
     recharge, and no drone ends before the time limit of 399 decisions."""
     p = env.variant_params(params, task=task)
     assert int(p.max_steps) == 399

@@ -1,4 +1,4 @@
-"""Group-up (task 7) cannot be earned by standing still (issue 34): drones start evenly spaced on a
+"""Group-up (task 7) cannot be earned by standing still: drones start evenly spaced on a
 `group_up_spawn_radius` ring, every neighbour beyond `group_up_distance`, so the zero action earns no
 group-up reward; `group_up_spawn_radius=0` restores the default 3 m start ring, where it earned ~71 %."""
 
@@ -55,5 +55,5 @@ def test_zero_action_earns_no_group_up_and_did_on_the_old_ring():
     out = evaluate_params(env, batch, lambda p: lambda pp, key, obs, state: noop, [6000, 6001], num_steps=20)
     group_up = out["reward_terms"][..., GROUP_UP].sum(axis=-1) / env.num_agents  # [start, world]
     assert np.all(group_up[0] == 0.0)
-    # on the 3 m start ring (before issue 34) at least one pair starts within 5 m and earns 10 a decision
+    # on the 3 m start ring (the one before) at least one pair starts within 5 m and earns 10 a decision
     assert np.all(group_up[1] >= 10.0 * 20 * 2 / 3 - 1e-3)

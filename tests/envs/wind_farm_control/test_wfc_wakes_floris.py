@@ -1,7 +1,7 @@
 """The JAX wake model (wakes.py) against FLORIS 4 itself, turbine by turbine (skipped without floris).
 
 Grid: rows, the HIVEX patterns and the two real farms x wind directions x speeds x yaw settings, for
-both model sets. Every turbine must be within the issue's 1 % (speed, and power as a fraction of
+both model sets. Every turbine must be within 1 % (speed, and power as a fraction of
 rated), and all but one turbine (or 1 %) per flow case to 1e-4.
 Agreement is float32 rounding (~1e-7) except where
 FLORIS's hard thresholds (wake-overlap count at 0.05 m/s, the 2 D lateral and 15 D downstream reach
