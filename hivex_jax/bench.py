@@ -126,7 +126,7 @@ def craftax_pixels_runner(batch: int, steps: int):
     are generated only on steps where some episode of the batch ended), as `AutoReset` does: gymnax >=
     1.0's `step` no longer runs Craftax 1.4's envs (`is_terminated` became abstract)."""
     # an optional peer (the bench extra): imported only when `--peer` asks for it
-    from craftax.craftax_env import make_craftax_env_from_name
+    from craftax.craftax_env import make_craftax_env_from_name  # pyright: ignore[reportMissingImports]
 
     env = make_craftax_env_from_name(CRAFTAX_PIXELS_ID, auto_reset=False)
     env.is_terminated = env.is_terminal  # gymnax >= 1.0 asks for is_terminated; Craftax 1.4 has is_terminal
@@ -203,7 +203,8 @@ MAX_BATCH = 2**22  # worlds stepped at once (the GPU sweep stops at 262,144)
 
 
 def _parse(argv: list[str]) -> argparse.Namespace:
-    p = ArgumentParser(prog="hivex bench", description=__doc__.splitlines()[0])
+    # `or`: python -OO strips docstrings
+    p = ArgumentParser(prog="hivex bench", description=(__doc__ or "\n").splitlines()[0])
     p.add_argument(
         "--env", default="WindFarmControl-v0", help="registered environment id (default: %(default)s)"
     )

@@ -47,7 +47,7 @@ def make(id: str, **overrides: Any) -> tuple[Any, Any]:
     # the message channel (hivex_jax.wrappers.messages): a wrapper outside everything else, off unless asked
     message_options = {k: overrides.pop(k, None) for k in MESSAGE_OPTIONS}
     factory = s.factory()
-    ctor_names = set(getattr(factory, "static_options", ()))
+    ctor_names: set[str] = set(getattr(factory, "static_options", ()))
     static = {k: v for k, v in overrides.items() if k in ctor_names}
     dynamic = {k: v for k, v in overrides.items() if k not in ctor_names}
     params_type = getattr(factory, "params_type", None)  # an env class (the bundled envs' constructors
@@ -102,7 +102,8 @@ def _with_dynamic_options(
         if k in table and not bounds.fits_dtype(v, dtype):
             # 2**40, 1e308 or inf for an int32 field (1e39 for a float32 one) cannot be cast: it is
             # outside the field's bounds, which lie inside its dtype, so say that
-            raise ValueError(bounds.bound_violation(k, v, *table[k], id))
+            lo, hi = table[k]
+            raise ValueError(bounds.bound_violation(k, v, lo, hi, id))
         cast[k] = jnp.asarray(v, dtype=dtype)
     if "task" in cast:
         env.variant_params(params, task=int(cast["task"]))  # validates the id

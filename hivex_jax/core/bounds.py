@@ -27,6 +27,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 import jax
+import jax.core  # jax.core.Tracer: `import jax` alone does not declare the submodule to type checkers
 import jax.numpy as jnp
 import numpy as np
 from jax.experimental import checkify

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import weakref
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, NoReturn
 
 import jax
 import jax.numpy as jnp
@@ -19,7 +19,7 @@ class ConformanceError(AssertionError):
     """An environment broke the API contract."""
 
 
-def _fail(env: Any, msg: str) -> None:
+def _fail(env: Any, msg: str) -> NoReturn:
     raise ConformanceError(f"{getattr(env, 'env_id', type(env).__name__)}: {msg}")
 
 

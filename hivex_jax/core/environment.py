@@ -14,7 +14,7 @@ into their documented bounds (`hivex_jax.core.bounds`), masks the rewards of ina
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 import jax
 import jax.numpy as jnp
@@ -34,6 +34,12 @@ class EnvState:
     step: jax.Array  # i32[], decisions taken this episode
     alive: jax.Array  # bool[A], False once an agent is out for the rest of the episode
 
+    if TYPE_CHECKING:  # flax.struct.dataclass adds `replace` at run time; declared for type checkers
+
+        def replace(self, **changes: Any) -> Self:
+            """A copy with `changes` applied (dataclasses.replace)."""
+            ...
+
 
 @struct.dataclass
 class StepOutput:
@@ -49,8 +55,9 @@ class StepOutput:
 class Environment:
     """Base class. Subclasses set the class attributes below and implement the `*_env` hooks."""
 
-    #: registry id, e.g. "WindFarmControl-v0" (set by the subclass)
-    env_id: ClassVar[str] = "Environment-v0"
+    #: registry id, e.g. "WindFarmControl-v0" (set by the subclass; an adapter such as FromJaxMARL sets
+    #: it per instance)
+    env_id: str = "Environment-v0"
     #: names of the reward terms, in the order of `info["reward_terms"]`'s last axis
     reward_term_names: ClassVar[tuple[str, ...]] = ()
     #: the tasks (code ids as in HIVEX)

@@ -144,6 +144,11 @@ class HybridAction(Dict):
     Either part may have width 0 (C = 0 or B = 0); both keys are always present.
     """
 
+    # set in __init__ through object.__setattr__ (the dataclass is frozen); declared for type checkers
+    num_agents: int
+    continuous_dims: int
+    discrete_branches: tuple[int, ...]
+
     def __init__(self, num_agents: int, continuous_dims: int, discrete_branches: tuple[int, ...]):
         spaces = {
             "continuous": Box(-1.0, 1.0, (num_agents, continuous_dims), jnp.float32),

@@ -29,6 +29,14 @@ class FieldSpec:
     #: where image values map to, when not `value_range` (e.g. a layout image spans the default farm)
     image_range: tuple[float, float] | None = None
 
+    @property
+    def image_bounds(self) -> tuple[float, float]:
+        """Where an image's grey 0..1 maps: `image_range`, else `value_range` (ValueError if neither)."""
+        bounds = self.image_range or self.value_range
+        if bounds is None:
+            raise ValueError(f"field {self.name!r} has neither image_range nor value_range for its images")
+        return bounds
+
 
 class StressWorld(NamedTuple):
     """`make(env, key, state, params) -> (obs, state)` and one line on what makes it hard."""

@@ -166,7 +166,7 @@ def _iqm(scores: np.ndarray) -> float:
     import scipy.stats
 
     trim_mean = getattr(scipy.stats.trim_mean, "__wrapped__", scipy.stats.trim_mean)
-    return trim_mean(scores, proportiontocut=0.25, axis=None)
+    return trim_mean(np.ravel(scores), proportiontocut=0.25, axis=0)  # what axis=None does, typed
 
 
 def _score_distribution(scores: np.ndarray, taus: np.ndarray) -> np.ndarray:

@@ -113,6 +113,8 @@ def extract(text: str) -> dict:
             }
             if kind == "per_run":
                 cell = re.search(r"pattern (\d+), task (\d+)", title.group(1))
+                if not cell:
+                    raise ValueError(f"per-run table title {title.group(1)!r} names no pattern and task")
                 table["cell"] = {"task": cell.group(2), "level": cell.group(1)}
             else:
                 env["task_names"].update(names)

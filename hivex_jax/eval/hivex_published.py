@@ -30,6 +30,16 @@ def published_table(env_id: str, kind: str, statistic: str | None = None) -> dic
     return None
 
 
+def required_table(env_id: str, kind: str, statistic: str | None = None) -> dict[str, Any]:
+    """`published_table`, or a ValueError when the published data has no such table (every env has its
+    `test_mean` and `best_run` tables)."""
+    table = published_table(env_id, kind, statistic)
+    if table is None:
+        shown = kind if statistic is None else f"{kind} ({statistic})"
+        raise ValueError(f"the published HIVEX results have no {shown} table for {env_id}")
+    return table
+
+
 def level_key(level: int | None) -> str:
     """The published table's key of an integer level (None -> "none")."""
     return NO_LEVEL if level is None else str(int(level))

@@ -84,7 +84,7 @@ def to_marl_eval(
         runs = algorithms.setdefault(algorithm, {})
         for seed in range(returns.shape[0]):
             metrics = {RETURN: returns[seed].tolist(), LENGTH: lengths[seed].tolist()}
-            if with_normalised:
+            if with_normalised and norm is not None:  # with_normalised: no entry's norm is None
                 metrics[NORMALISED] = norm[seed].tolist()
             runs[f"seed_{seed}"] = {
                 "step_0": {"step_count": _step_count(results), **metrics},

@@ -23,7 +23,7 @@ from hivex_jax.eval.hivex_cells import (
     gpu_budget_tasks,
     published_cells,
 )
-from hivex_jax.eval.hivex_published import load_published, published_table
+from hivex_jax.eval.hivex_published import load_published, required_table
 from hivex_jax.eval.hivex_records import RECORDS_DIR, load_records, record_cell, record_folders, record_result
 from hivex_jax.eval.result_records import vanished
 from hivex_jax.eval.results_csv import CELLS_FILE, SEEDS_FILE, write_csvs
@@ -135,7 +135,7 @@ def compute_lines(records: dict[Cell, dict[str, Any]]) -> list[str]:
 def _count_published() -> int:
     """How many (env, task, level) cells HIVEX published a test mean for."""
     envs = load_published()["envs"]
-    return sum(len(published_table(e, "test_mean")["rows"]) * len(envs[e]["levels"]) for e in envs)
+    return sum(len(required_table(e, "test_mean")["rows"]) * len(envs[e]["levels"]) for e in envs)
 
 
 def _count_complete(results: dict[Cell, dict[str, Any]]) -> int:

@@ -10,7 +10,7 @@ import dataclasses
 from typing import Any
 
 from hivex_jax.eval.hivex_cells import COMMON_WHY, GPU_BUDGET, HIVEX_ENVS, Cell
-from hivex_jax.eval.hivex_published import NO_LEVEL, load_published, published_table
+from hivex_jax.eval.hivex_published import NO_LEVEL, load_published, published_table, required_table
 from hivex_jax.eval.hivex_records import as_list
 from hivex_jax.eval.results_csv import heldout_normalised, policy_value
 from hivex_jax.eval.results_format import fmt_mean_ci, fmt_published, fmt_value
@@ -161,8 +161,8 @@ def env_section(
     """The page section of one env: results table, budget, MAPPO beside IPPO, trend, statistics tables."""
     info = HIVEX_ENVS[env_id]
     env = load_published()["envs"][env_id]
-    test = published_table(env_id, "test_mean")
-    best = published_table(env_id, "best_run")
+    test = required_table(env_id, "test_mean")
+    best = required_table(env_id, "best_run")
     mine = {c: r for c, r in results.items() if c.env_id == env_id}
     level_head = info.level_name or "level"
     out = [f"## {info.name} (`{env_id}`)", ""]
@@ -204,10 +204,14 @@ def env_section(
         ours = {
             c.level: v
             for c, r in same_budget.items()
-            if c.task == 0 and (v := policy_value(r, "hivex", "stochastic")) is not None
+            if c.task == 0
+            and c.level is not None
+            and (v := policy_value(r, "hivex", "stochastic")) is not None
         }
         seeds = {
-            c.level: s for c, r in same_budget.items() if c.task == 0 and (s := protocol_seeds(r)) is not None
+            c.level: s
+            for c, r in same_budget.items()
+            if c.task == 0 and c.level is not None and (s := protocol_seeds(r)) is not None
         }
         out += [
             f"**{info.level_name.capitalize()} trend, main task (test mean).** "

@@ -20,7 +20,7 @@ import numpy as np
 
 from hivex_jax.eval import plots
 from hivex_jax.eval.hivex_cells import HIVEX_ENVS, Cell
-from hivex_jax.eval.hivex_published import load_published, published_table
+from hivex_jax.eval.hivex_published import load_published, required_table
 from hivex_jax.eval.results_format import fmt_value, ranges
 from hivex_jax.eval.stats import mean_ci95
 
@@ -139,7 +139,7 @@ def trend_figure(env_id: str, results: dict[Cell, dict[str, Any]]) -> Any:
     plt = plots.pyplot()
     info = HIVEX_ENVS[env_id]
     word = info.level_name
-    test = published_table(env_id, "test_mean")["rows"]
+    test = required_table(env_id, "test_mean")["rows"]
     task_names = load_published()["envs"][env_id]["task_names"]
     cols = 1 if len(panels) == 1 else 2 if len(panels) <= 4 else 3
     rows = math.ceil(len(panels) / cols)
@@ -241,8 +241,8 @@ def _spread(values: list[float]) -> float:
 
 def _extremes(series: dict[int, float], word: str) -> str:
     """ "pattern 2 lowest (4588.4), 0 highest (4605.9), spread 0.4% of the mean"."""
-    lo = min(series, key=series.get)
-    hi = max(series, key=series.get)
+    lo = min(series, key=series.__getitem__)
+    hi = max(series, key=series.__getitem__)
     return (
         f"{word} {lo} lowest ({fmt_value(series[lo])}), {hi} highest ({fmt_value(series[hi])}), "
         f"spread {_spread(list(series.values())):.1%} of the mean"
@@ -277,12 +277,12 @@ def level_trend(
     text += "; ours under the same protocol: " + _extremes(mine, word) + (" (flat)" if ours_flat else "")
     text += f"; rank correlation over the {len(common)} {word}s both have {_r2(rho)}"
     complete = seeds is not None and all(seeds.get(k) for k in common) and not math.isnan(rho)
-    ci = spearman_ci(theirs, {k: seeds[k] for k in common}) if complete else None
+    ci = spearman_ci(theirs, {k: seeds[k] for k in common}) if complete and seeds is not None else None
     if ci is not None:
         text += f" (95% CI {_r2(ci[0])} to {_r2(ci[1])})"
-    same_ends = min(theirs, key=theirs.get) == min(mine, key=mine.get) and max(theirs, key=theirs.get) == max(
-        mine, key=mine.get
-    )
+    same_ends = min(theirs, key=theirs.__getitem__) == min(mine, key=mine.__getitem__) and max(
+        theirs, key=theirs.__getitem__
+    ) == max(mine, key=mine.__getitem__)
     if hivex_flat:
         verdict = "reproduced (flat in both)" if ours_flat else "not reproduced (HIVEX flat, ours not)"
     elif ours_flat:

@@ -14,7 +14,7 @@ need them (`lambda p: scripted_policy(env, p)`).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 import jax
 import jax.numpy as jnp
@@ -115,18 +115,20 @@ class Evaluator:
         self.key = jax.random.PRNGKey(key) if isinstance(key, int) else key
         if params_axis:
             self.env_params = env_params
-            run = _episode(env, policy, self.num_steps, final_metrics)
+            # with params_axis `policy` is a PolicyFactory, called with each entry's env params
+            run = _episode(env, cast(PolicyFactory, policy), self.num_steps, final_metrics)
             over_worlds = jax.vmap(run, in_axes=(None, None, 0, None))
             over_params = jax.vmap(over_worlds, in_axes=(None, 0, None, None))
             fn = jax.vmap(over_params, in_axes=(0, None, None, None)) if batched else over_params
         else:  # env params fixed at compile time (constants in the program), as before params_axis
             self.env_params = None
-            run_any = _episode(env, lambda _: policy, self.num_steps, final_metrics)
+            fixed_policy = cast(Policy, policy)  # without params_axis `policy` is the Policy itself
+            run_any = _episode(env, lambda _: fixed_policy, self.num_steps, final_metrics)
 
-            def run(policy_params, world_seed, key):
+            def run_fixed(policy_params, world_seed, key):
                 return run_any(policy_params, env_params, world_seed, key)
 
-            over_worlds = jax.vmap(run, in_axes=(None, 0, None))
+            over_worlds = jax.vmap(run_fixed, in_axes=(None, 0, None))
             fn = jax.vmap(over_worlds, in_axes=(0, None, None)) if batched else over_worlds
         self._fn = jax.jit(fn)
         self._seeds = jnp.asarray(self.worlds.astype(np.uint32))

@@ -276,9 +276,9 @@ def verdict(row: dict[str, Any], target: float, rule: ExtraRule | None) -> dict[
         failed = [] if row["fraction"] >= target else [f"mean {row['fraction']:.3f}"]
     value = rule.value(row) if rule else None
     unknown = rule is not None and value is None
-    if unknown:
+    if rule is not None and value is None:
         failed.append(f"{rule.label} ?")
-    elif rule and not rule.holds(value):
+    elif rule is not None and value is not None and not rule.holds(value):
         failed.append(f"{rule.label} {value:.2f}")
     met = None if unknown and len(failed) == 1 else not failed
     return {"met": met, "failed": failed, "rule_value": value}

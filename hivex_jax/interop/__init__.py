@@ -30,7 +30,8 @@ _LAZY = {
     "ActionLayout": "_common",
 }
 
-__all__ = sorted(_LAZY)
+# computed from _LAZY so the two cannot disagree; a type checker reads only literal lists
+__all__ = sorted(_LAZY)  # pyright: ignore[reportUnsupportedDunderAll]
 
 
 def __getattr__(name: str) -> Any:

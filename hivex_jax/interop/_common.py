@@ -364,7 +364,7 @@ class HostSession:
 
     def step(self, native_action: dict[str, np.ndarray]) -> tuple:
         """One decision: `(obs, reward, terminated, truncated, per-agent info, done)` as NumPy."""
-        if self.state is None:
+        if self.state is None or self._episode_key is None:  # reset() sets both
             raise RuntimeError("call reset() before step()")
         key = adapter_step_key(self._episode_key, self._t)
         obs, self.state, reward, term, trunc, info = self.fns["step"](

@@ -63,7 +63,8 @@ class FromJaxMARL(Environment):
             import jaxmarl
         except ImportError as exc:  # optional dependency
             raise ImportError("jaxmarl/... environments need jaxmarl: pip install -e '.[bench]'") from exc
-        self.inner = jaxmarl.make(name, **kwargs)
+        # duck-typed: jaxmarl types its spaces as a bare `Space` and its envs without `max_steps`
+        self.inner: Any = jaxmarl.make(name, **kwargs)
         self.env_id = PREFIX + name
         self.agents = tuple(self.inner.agents)
         self.num_agents = len(self.agents)
@@ -127,7 +128,9 @@ class FromJaxMARL(Environment):
         self, key: jax.Array, state: JaxMARLState, action: dict, params: JaxMARLParams
     ) -> StepOutput:
         if self.continuous_dims:
-            scaled = self._low + (action["continuous"] + 1.0) * 0.5 * (self._high - self._low)
+            low, high = self._low, self._high
+            assert low is not None and high is not None  # set with continuous_dims in __init__
+            scaled = low + (action["continuous"] + 1.0) * 0.5 * (high - low)
             actions = {a: scaled[i] for i, a in enumerate(self.agents)}
         else:
             actions = {a: action["discrete"][i, 0] for i, a in enumerate(self.agents)}
@@ -151,7 +154,9 @@ def make_jaxmarl(name: str, **overrides: Any) -> tuple[FromJaxMARL, JaxMARLParam
     if int(dynamic.get("task", 0)) != 0:
         raise ValueError(f"{env.env_id} has one task (0); got task={dynamic['task']}")
     if "max_steps" in dynamic:
-        params = params.replace(max_steps=jnp.asarray(int(dynamic["max_steps"]), jnp.int32))
+        max_steps = jnp.asarray(int(dynamic["max_steps"]), jnp.int32)
+        # flax.struct.dataclass adds `replace` at run time; type checkers do not see it
+        params = params.replace(max_steps=max_steps)  # pyright: ignore[reportAttributeAccessIssue]
     env.validate_params(params)
     return env, params
 

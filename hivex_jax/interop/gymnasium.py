@@ -141,7 +141,7 @@ def _zeros_like_shapes(shapes: Any) -> Any:
     """Zero arrays (and zero PRNG keys) with the given shapes: a placeholder state."""
 
     def zeros(s):
-        if jax.dtypes.issubdtype(s.dtype, jax.dtypes.prng_key):
+        if jnp.issubdtype(s.dtype, jax.dtypes.prng_key):
             return jax.random.wrap_key_data(jnp.zeros(s.shape + (2,), jnp.uint32))
         return jnp.zeros(s.shape, s.dtype)
 
@@ -262,12 +262,13 @@ class HivexVectorEnv(gym.vector.VectorEnv):
         self.env, self.params = resolve(env, params, **make_kwargs)
         agents = self.env.num_agents
         self.params_axis = params_batch_axis(self.env, self.params)
-        if num_worlds is None and num_envs is None:
-            num_worlds = 1 if self.params_axis is None else int(jax.tree.leaves(self.params)[0].shape[0])
         if num_worlds is None:
-            if num_envs % agents:
+            if num_envs is None:
+                num_worlds = 1 if self.params_axis is None else int(jax.tree.leaves(self.params)[0].shape[0])
+            elif num_envs % agents:
                 raise ValueError(f"num_envs={num_envs} must be a multiple of the {agents} agents per world")
-            num_worlds = num_envs // agents
+            else:
+                num_worlds = int(num_envs // agents)
         if num_envs is not None and num_envs != num_worlds * agents:
             raise ValueError(f"num_envs={num_envs} != num_worlds={num_worlds} x {agents} agents")
         if self.params_axis == 0:
@@ -385,6 +386,8 @@ class HivexVectorEnv(gym.vector.VectorEnv):
             f"vector_global_state/{self.params_axis}",
             lambda: jax.jit(jax.vmap(self.env.global_state, in_axes=(0, self.params_axis))),
         )
+        if self.vector_state is None:
+            raise RuntimeError("call reset() before global_state()")
         return self._out(fn(self.vector_state.env_state, self.params))
 
     # ------------------------------------------------------------------------------ helpers

@@ -99,7 +99,9 @@ def fbm_hashed(
     return fbm_from_lattices(lattices, resolution, persistence)
 
 
-def island_mask(resolution: int, island_fraction: float, falloff: float = 0.08) -> jax.Array:
+def island_mask(
+    resolution: int, island_fraction: jax.Array | float, falloff: jax.Array | float = 0.08
+) -> jax.Array:
     """f32[R, R] in [0, 1]: 1 inside a centred square of half-width `island_fraction` (of the map's
     half-extent), falling smoothly to 0 over `falloff` (fraction of the half-extent) outside it."""
     c = (jnp.arange(resolution) + 0.5) / resolution * 2.0 - 1.0

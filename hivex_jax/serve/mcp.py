@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import math
 import secrets
-from typing import Any
+from typing import Any, TypeGuard
 
 from hivex_jax.serve.config import Caller
 from hivex_jax.serve.openenv_session import OpenEnvSession
@@ -209,7 +209,8 @@ async def _dispatch(
     if method == "openenv/session/close":
         key = params.get("session_id")
         await sessions.handle(key, caller).close()
-        sessions.handles.pop(key, None)
+        if isinstance(key, str):  # always: handle() answers a 404 for anything else
+            sessions.handles.pop(key, None)
         return {"session_id": key, "closed": True}
     if method == "tools/call":
         return await call_tool(sessions, params, caller, ws_handle)
@@ -257,7 +258,7 @@ def tool_failure(name: str, kind: str, message: str) -> dict[str, Any]:
     return {"observation": {"tool_name": name, "result": None, "error": error}, "reward": None, "done": False}
 
 
-def is_tool_step(data: Any) -> bool:
+def is_tool_step(data: Any) -> TypeGuard[dict[str, Any]]:
     """Whether a /ws step's data is OpenEnv's MCP action (`list_tools` / `call_tool`), not a joint action
     (whose keys are agent ids, never `type`)."""
     return isinstance(data, dict) and data.get("type") in ("list_tools", "call_tool")

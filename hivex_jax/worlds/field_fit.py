@@ -156,7 +156,7 @@ def fit_field(
     if spec.kind in (GRID, CODES):
         if spec.kind == GRID:
             if image and (spec.image_range or spec.value_range) is not None:
-                lo, hi = spec.image_range or spec.value_range
+                lo, hi = spec.image_bounds
                 values = lo + values * (hi - lo)
             values = resample_continuous(values, shape)
         else:
@@ -164,7 +164,7 @@ def fit_field(
     elif spec.kind == SERIES:
         values = resample_series(values, shape[0])
     elif spec.kind == POINTS and image:
-        values = image_points(values, shape[0], spec.image_range or spec.value_range, path)
+        values = image_points(values, shape[0], spec.image_bounds, path)
     if spec.codes is not None:
         bad = np.setdiff1d(np.unique(values), np.asarray(spec.codes))
         if bad.size:

@@ -269,7 +269,7 @@ def _save_world(
             if spec.kind == CODES:
                 Image.fromarray(values.astype(np.uint8)).save(file)
             else:  # the range images are read with (16-bit: 1/65535 of it, closer than the float32 grid)
-                lo, hi = spec.image_range or spec.value_range
+                lo, hi = spec.image_bounds
                 grey = np.rint(np.clip((values - lo) / (hi - lo), 0, 1) * 65535).astype(np.uint16)
                 Image.fromarray(grey).save(file)
             stale = out / f"{name}.npy"  # an earlier export's exact file would conflict with the PNG
@@ -329,7 +329,7 @@ def save_previews(world: Mapping[str, np.ndarray], out_dir: str | Path, env: Any
                 else (f"{name}.png: all black = {lo:.6g} (the field is constant)")
             )
         elif spec.kind == POINTS and values.ndim == 2 and values.shape[-1] == 2:
-            lo_xz, hi_xz = spec.image_range or spec.value_range
+            lo_xz, hi_xz = spec.image_bounds
             side = PREVIEW_MIN_SIDE
             pixels = np.zeros((side, side), np.uint8)
             col = np.clip(((values[:, 0] - lo_xz) / (hi_xz - lo_xz) * side).astype(int), 0, side - 1)

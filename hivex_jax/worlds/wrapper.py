@@ -91,7 +91,7 @@ class FileWorlds(Wrapper):
         k_world, index = self.pick(key)
         return self.reset_world(k_world, params, index)
 
-    def played_worlds(self, seeds: Sequence[int]) -> np.ndarray:
+    def played_worlds(self, seeds: Sequence[int] | np.ndarray) -> np.ndarray:
         """i64[N]: the file world each world seed's reset plays (`GENERATED`: the key's generated world)."""
         from hivex_jax.core.seeding import world_key
 
@@ -126,30 +126,30 @@ def distinct_episode_seeds(
     and what was dropped and why (None: nothing dropped). `env` as `make` builds it; wrappers between it
     and `FileWorlds` must hand `reset` its key unchanged (FrameStack, and the classes in `passes_key`),
     otherwise nothing is dropped."""
-    seeds = np.asarray(seeds, np.int64)
+    seed_array = np.asarray(seeds, np.int64)
     inner = env
     while not isinstance(inner, FileWorlds):
         if not isinstance(inner, (FrameStack, *passes_key)):
-            return seeds, None
+            return seed_array, None
         inner = inner.env
-    played = inner.played_worlds(seeds)
+    played = inner.played_worlds(seed_array)
     keep, seen = [], set()
     for i, index in enumerate(played.tolist()):
         if inner.seed_free(index) and index in seen:
             continue
         seen.add(index)
         keep.append(i)
-    if len(keep) == len(seeds):
-        return seeds, None
-    dropped = sorted(set(range(len(seeds))) - set(keep))
+    if len(keep) == len(seed_array):
+        return seed_array, None
+    dropped = sorted(set(range(len(seed_array))) - set(keep))
     record = {
-        "seeds_given": len(seeds),
+        "seeds_given": len(seed_array),
         "distinct": len(keep),
-        "dropped_seeds": seeds[dropped].tolist(),
+        "dropped_seeds": seed_array[dropped].tolist(),
         "why": f"{getattr(inner, 'env_id', '')}: on a file world the seed changes "
         + inner.module.SEED_ON_FILE_WORLD,
     }
-    return seeds[keep], record
+    return seed_array[keep], record
 
 
 def load_worlds(paths: Sequence[str], env: Any, params: Any) -> list[dict[str, np.ndarray]]:

@@ -16,6 +16,7 @@ without the wrapper. The channel draws its randomness from `fold_in(step key, ME
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import jax
@@ -188,7 +189,9 @@ class MessageChannel(Wrapper):
     # ------------------------------------------------------------------------------------ actions
     def validate_action(self, action: Any) -> dict[str, jax.Array]:
         """The base class's checks and cleaning for the widened action (NaN -> 0, clip to range)."""
-        return Environment.validate_action(self, action)
+        # borrowed: the checks read num_agents, continuous_dims, discrete_branches and env_id, which the
+        # wrapper has (widened), though it is no Environment subclass
+        return Environment.validate_action(self, action)  # pyright: ignore[reportArgumentType]
 
     def split_action(self, action: Any) -> tuple[dict[str, jax.Array], jax.Array]:
         """`(env action, message)`: message f32[A, k] (continuous) or i32[A] (symbol)."""
@@ -258,7 +261,9 @@ class MessageChannel(Wrapper):
     def scripted_policy(self):
         """The env's `scripted_policy(obs, params)` on the obs without messages, sending a neutral message
         (zeros / symbol 0). AttributeError if the env has none."""
-        inner = getattr(self.env, "scripted_policy", None)
+        inner: Callable[[dict[str, jax.Array], Any], dict[str, jax.Array]] | None = getattr(
+            self.env, "scripted_policy", None
+        )
         if not callable(inner):
             raise AttributeError(f"{self.env_id} has no scripted_policy")
         d = self.inner_vector_width

@@ -25,9 +25,8 @@ class WorldPool(Wrapper):
 
     def __init__(self, env: Any, seeds: Sequence[int] | str):
         super().__init__(env)
-        seeds = world_pool_seeds(seeds, "WorldPool")
-        self.seeds = seeds
-        self._seeds = jnp.asarray(seeds.astype(np.uint32))
+        self.seeds = world_pool_seeds(seeds, "WorldPool")
+        self._seeds = jnp.asarray(self.seeds.astype(np.uint32))
 
     def reset(self, key: jax.Array, params: Any):
         return self.world(jax.random.randint(key, (), 0, self._seeds.shape[0]), params)
@@ -67,24 +66,24 @@ class PregeneratedWorldPool(Wrapper):
         build: Any = None,
     ):
         super().__init__(env)
-        seeds = world_pool_seeds(seeds, "PregeneratedWorldPool")
+        pool_seeds = world_pool_seeds(seeds, "PregeneratedWorldPool")
         one = jax.eval_shape(env.reset, world_key(0), params)
         per_world = sum(leaf.size * leaf.dtype.itemsize for leaf in jax.tree.leaves(one))
-        if per_world * seeds.size > max_bytes:
+        if per_world * pool_seeds.size > max_bytes:
             raise ValueError(
-                f"a pool of {seeds.size} worlds needs {per_world * seeds.size / 2**20:.0f} MiB "
+                f"a pool of {pool_seeds.size} worlds needs {per_world * pool_seeds.size / 2**20:.0f} MiB "
                 f"({per_world / 2**10:.1f} KiB each), over max_bytes={max_bytes / 2**20:.0f} MiB: "
                 "use fewer world seeds or WorldPool"
             )
-        self.seeds = seeds
+        self.seeds = pool_seeds
         self.params = params
-        self.bytes = per_world * seeds.size
+        self.bytes = per_world * pool_seeds.size
         if build is None:  # the params as constants: a program of their own
             constant = jax.jit(jax.vmap(lambda seed: env.reset(world_key(seed), params)))
             build = lambda seeds, _: constant(seeds)  # noqa: E731
         chunks = []
-        for start in range(0, seeds.size, batch_size):
-            part = seeds[start : start + batch_size]
+        for start in range(0, pool_seeds.size, batch_size):
+            part = pool_seeds[start : start + batch_size]
             padded = np.resize(part, batch_size)  # one compiled shape for every chunk
             worlds = build(jnp.asarray(padded, jnp.uint32), params)
             chunks.append(jax.tree.map(lambda x, n=part.size: x[:n], worlds))

@@ -210,7 +210,9 @@ class AerialWildfireSuppression(Environment):
         )
         return self._observe(state, params, zero_forward=params.forward_zero_at_reset > 0)[0], state
 
-    def _observe(self, state: AerialWildfireState, params: AerialWildfireParams, zero_forward=False):
+    def _observe(
+        self, state: AerialWildfireState, params: AerialWildfireParams, zero_forward: jax.Array | bool = False
+    ):
         """(obs, camera codes, sampled cell centres) of `state`."""
         x, z = camera_points(state.position, state.heading, self.camera_size, params)
         code, key = camera_cells(state.cells, x, z, params)

@@ -25,6 +25,8 @@ from hivex_jax.core.world_spec import ARRAY, CODES, GRID, FieldSpec
 from hivex_jax.envs.aerial_wildfire_suppression import generator
 from hivex_jax.envs.aerial_wildfire_suppression.params import BARE, HEALTHY, LAKE, TERRAIN_BLOCK, VILLAGE
 
+#: the slope field's bounds (rise per metre), also the check on a converted height map
+SLOPE_RANGE = (-10.0, 10.0)
 FIELDS = (
     FieldSpec(
         "cells",
@@ -33,7 +35,7 @@ FIELDS = (
         doc="u8[G, G] island cells before ignition: 0 bare, 1 tree, 5 lake, 6 village (pixel value = code)",
     ),
     FieldSpec(
-        "slope", ARRAY, (-10.0, 10.0), doc="f32[B, B, 2] terrain gradient (dh/dx, dh/dz) per 4 x 4 block"
+        "slope", ARRAY, SLOPE_RANGE, doc="f32[B, B, 2] terrain gradient (dh/dx, dh/dz) per 4 x 4 block"
     ),
     FieldSpec("village", ARRAY, (-10_000.0, 10_000.0), doc="f32[2] village centre (x, z), metres"),
 )
@@ -89,7 +91,7 @@ def complete_world(env, params, world: dict[str, np.ndarray], where: str) -> dic
     world = dict(world)
     cell = float(generator.cell_size(params, env.grid_size))
     world["slope"] = slope = slope_from_heights(world.pop("heights"), cell)
-    lo, hi = FIELDS[1].value_range
+    lo, hi = SLOPE_RANGE
     if slope.min() < lo or slope.max() > hi:
         raise UserError(
             f"{where}: heights give slopes in [{slope.min():.3g}, {slope.max():.3g}] (rise per metre); "

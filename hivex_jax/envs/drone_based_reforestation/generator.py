@@ -94,7 +94,7 @@ def grid_shape(grid: jax.Array, points: jax.Array, half_extent: jax.Array) -> ja
 def select_shape(world: World, analytic: jax.Array, points: jax.Array, params: DroneParams) -> jax.Array:
     """The world's terrain shape at `points` given the analytic one there: the grid's where gridded (a
     select, so the analytic terrain stays bit-identical); the analytic one when the world has no grid."""
-    if world.terrain_grid is None:
+    if world.terrain_grid is None or world.terrain_gridded is None:  # set together (a file world) or neither
         return analytic
     gridded = grid_shape(world.terrain_grid, points, params.arena_half_extent)
     return jnp.where(world.terrain_gridded, gridded, analytic)
@@ -176,7 +176,8 @@ def generate_world(
     used = jnp.arange(max_forest_patches) < params.forest_patches
     keep = used & ~in_lake & (radii >= 2.0)
     radii = jnp.where(keep, radii, ABSENT_RADIUS)
-    world = world.replace(forest_centres=centres, forest_radii=radii, station_xz=station)
+    # flax.struct.dataclass adds `replace` at run time; type checkers do not see it
+    world = world.replace(forest_centres=centres, forest_radii=radii, station_xz=station)  # pyright: ignore[reportAttributeAccessIssue]
     return world.replace(station=station_point(world, params))
 
 

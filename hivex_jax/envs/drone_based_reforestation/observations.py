@@ -147,7 +147,7 @@ def camera(
         # planted seeds; no square roots needed. Absent seeds are moved far away before the grid is
         # built: masking the [P, size, size] distances instead runs ~8x slower on the CPU (XLA does
         # not fuse the select into the reduction).
-        if planted is None:
+        if planted is None or planted_present is None:  # given together, or neither (at reset)
             seed = jnp.zeros((size, size), bool)
         else:
             seeds = jnp.where(planted_present[:, None], planted, ABSENT_SEED)

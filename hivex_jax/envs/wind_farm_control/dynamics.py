@@ -38,7 +38,8 @@ def wind_angle(
         spatial_phase = noise.spatial_phase(points)
     local = jnp.deg2rad(params.wind_noise_degrees) * noise.from_spatial_phase(spatial_phase, t)
     farm = main_angle + swing
-    if schedule is not None:  # a select: the generated wind stays bit-identical when not scheduled
+    # a select: the generated wind stays bit-identical when not scheduled (both are given, or neither)
+    if schedule is not None and scheduled is not None:
         farm = jnp.where(scheduled, scheduled_direction(schedule, t, params), farm)
     return farm + local
 
