@@ -16,7 +16,7 @@ def bench_train(
     variants: Sequence[Sequence[str]] = (),
     repeats: int = 3,
 ) -> Callable[[], dict[str, Any]]:
-    """`hivex bench --train CONFIG [--train-set KEY=VALUE ...] [--profile [--compare "KEY=VALUE ..."]]`:
+    """`hivex bench --train CONFIG [--train-set KEY=VALUE ...] [--profile [--compare KEY=VALUE ...]]`:
     check the config with its `overrides` (and each of `variants`, more overrides on top) now, a
     `UserError` before anything compiles, and return the measurement to run later:
     `baselines.bench.train_throughput(...)`'s dict, or with `profile` `train_profile(...)`'s (timed in

@@ -141,6 +141,16 @@ def test_the_profile_options_need_train(capsys):
         assert "apply to --train CONFIG: give it too" in capsys.readouterr().err
     assert bench.main(["--train", WFC_CONFIG, "--train-set", "lr"]) == 2
     assert "--train-set: expected KEY=VALUE, got 'lr'" in capsys.readouterr().err
+    # a variant is the words after --compare; each is checked before anything compiles
+    argv = ["--train", WFC_CONFIG, "--profile", "--compare", "lr=1e-3", "visual_encoder=nope"]
+    assert bench.main(argv) == 2
+    assert "visual_encoder must be one of ('strided3', 'hivex_simple'); got 'nope'" in capsys.readouterr().err
+    argv = ["--train", WFC_CONFIG, "--profile", "--compare", "visual_encoder=hivex_simple"]
+    assert bench.main(argv) == 2
+    assert (
+        "visual_encoder=hivex_simple convolves obs['visual'], but WindFarmControl-v0"
+        in capsys.readouterr().err
+    )
 
 
 @pytest.mark.slow  # a Wind Farm Control update's programs and a held-out episode (~40 s)
