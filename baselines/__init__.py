@@ -10,14 +10,16 @@ __all__ = ["IPPOConfig", "MAPPOConfig", "PPOConfig", "load_config", "make_train"
 
 
 def make_train(config, env=None, env_params=None):
-    """`baselines.ppo.make_train`: IPPO or MAPPO according to `config.algo`."""
-    from baselines.ppo import make_train as _make_train
+    """`baselines.core.ppo.make_train`: IPPO or MAPPO according to `config.algo`."""
+    # imported when called: keeps `import baselines` (and the CLI's start) light
+    from baselines.core.ppo import make_train as _make_train
 
     return _make_train(config, env, env_params)
 
 
 def run_training(config, run_dir=None, **kwargs):
-    """The host training loop (see `baselines.runner.run_training`)."""
-    from baselines.runner import run_training as _run_training
+    """The host training loop (see `baselines.run.runner.run_training`)."""
+    # imported when called: keeps `import baselines` (and the CLI's start) light
+    from baselines.run.runner import run_training as _run_training
 
     return _run_training(config, run_dir, **kwargs)

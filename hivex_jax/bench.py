@@ -7,9 +7,9 @@ from run time; the run is repeated and the median taken; `block_until_ready` end
 the same machine state: JaxMARL's MPE_simple_spread_v3 (`--peer` or `--peer mpe`), or, for the camera
 envs, Craftax-Classic-Pixels-v1 (`--peer craftax-pixels`, one agent with a 63x63x3 image). `--train
 CONFIG` adds the trainer's end-to-end throughput; `--train CONFIG --profile` replaces the sweep with a
-profile of one update (`baselines.bench.train_profile`, found through the trainer's entry point). Bad input
-(env id, env options, sizes, the output path, the --train config) is a one-line error (exit status 2)
-before anything compiles.
+profile of one update (`baselines.cli.profile.train_profile`, found through the trainer's entry point).
+Bad input (env id, env options, sizes, the output path, the --train config) is a one-line error (exit
+status 2) before anything compiles.
 """
 
 from __future__ import annotations

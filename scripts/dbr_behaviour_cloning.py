@@ -29,7 +29,7 @@ import numpy as np
 import optax
 
 import hivex_jax
-from baselines.networks import Actor
+from baselines.core.networks import Actor
 from hivex_jax.envs.drone_based_reforestation import scripted_policy
 from hivex_jax.eval import rollout
 

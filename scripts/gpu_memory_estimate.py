@@ -33,11 +33,11 @@ GIB = 2**30
 
 def estimate(config_path: str | None, overrides: list[str]) -> dict[str, Any]:
     """Compile the config's training chunk from abstract shapes; its memory analysis in bytes and GiB
-    (`baselines.memory`, the estimate `hivex train` checks against the device before training)."""
+    (`baselines.run.memory`, the estimate `hivex train` checks against the device before training)."""
     from baselines.config import load_config
-    from baselines.memory import compile_with_estimate
-    from baselines.population import Population
-    from baselines.ppo import make_train
+    from baselines.core.ppo import make_train
+    from baselines.run.memory import compile_with_estimate
+    from baselines.run.population import Population
 
     config = load_config(config_path, overrides)
     estimate = compile_with_estimate(Population(make_train(config)))

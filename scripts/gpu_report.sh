@@ -97,13 +97,13 @@ fi
 
 
 # 1. end-to-end IPPO throughput, Wind Farm Control at 4,096 worlds x 128 steps (goal >= 1.85e7 env steps/s)
-step train_1seed "$T_SHORT" python3 -m baselines.bench --config configs/ippo_wind_farm_control.yaml \
+step train_1seed "$T_SHORT" python3 -m baselines.cli.bench --config configs/ippo_wind_farm_control.yaml \
   --updates "$UPDATES" --json "$OUT/train_1seeds.json" num_envs="$ENVS" num_seeds=1 num_minibatches=8
 
 # 1b. the same trainer and sizes on JaxMARL's MPE simple_spread (the 1.85e7 reference's env), when installed
 PEER=$(python3 -c "import jaxmarl" >/dev/null 2>&1 && echo --peer)
 if [ -n "$PEER" ]; then
-  step train_mpe "$T_SHORT" python3 -m baselines.bench --config configs/ippo_jaxmarl_mpe_simple_spread.yaml \
+  step train_mpe "$T_SHORT" python3 -m baselines.cli.bench --config configs/ippo_jaxmarl_mpe_simple_spread.yaml \
     --updates "$UPDATES" --json "$OUT/peer_train_mpe.json" num_envs="$ENVS" num_seeds=1 num_minibatches=8
 fi
 
@@ -112,7 +112,7 @@ step time_to_target "$T_LONG" env HIVEX_JAX_CACHE_DIR= python3 -m hivex_jax trai
   --config configs/ippo_wind_farm_control_gpu.yaml --out-dir "$OUT" --name time_to_target $TARGET_ARGS
 
 # 3. 32 vmapped seeds vs 1 (goal: at most twice the wall time of one seed for the same updates)
-step "train_${SEEDS_MANY}seeds" "$T_LONG" python3 -m baselines.bench --config configs/ippo_wind_farm_control.yaml \
+step "train_${SEEDS_MANY}seeds" "$T_LONG" python3 -m baselines.cli.bench --config configs/ippo_wind_farm_control.yaml \
   --updates "$UPDATES" --json "$OUT/train_${SEEDS_MANY}seeds.json" num_envs="$ENVS" num_seeds="$SEEDS_MANY" \
   num_minibatches=8
 

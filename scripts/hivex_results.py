@@ -55,10 +55,10 @@ other three. A `mappo:` cell trains `configs/mappo_<env>.yaml` into `OUT_DIR/<en
 (record `mappo_task<t>_level<l>.json`); the page shows MAPPO cells in each env's "MAPPO beside IPPO" table
 on the main task, and compares only IPPO (parameter-shared PPO, what HIVEX trained) with HIVEX's cells.
 
-The commands are `baselines.hivex_results`; the cells and each env's HIVEX metadata are
+The commands are `baselines.studies.hivex_results`; the cells and each env's HIVEX metadata are
 `hivex_jax.eval.hivex_cells`, the page `hivex_jax.eval.results_page`, the records
 `hivex_jax.eval.hivex_records` (the record files: `hivex_jax.eval.result_records`), the resumable
-train-evaluate loop `baselines.study`.
+train-evaluate loop `baselines.studies.study`.
 """
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ if str(ROOT) not in sys.path:  # run as a file: import the package from this che
 
 import _jax_setup  # noqa: E402, F401  (PJRT_NPROC=1 before jax starts: `run --fuse` trains here)
 
-from baselines.hivex_results import main  # noqa: E402
+from baselines.studies.hivex_results import main  # noqa: E402
 
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -1,6 +1,6 @@
 """Memorisation probe: train on pools of 1, 10, 100, 1000 worlds (seeds vmapped in one run per pool), then
 score the greedy policy on held-out worlds and on its own training worlds; the gap between the two is
-what the policy memorised rather than learned. What it measures and writes: `baselines.memorisation`.
+what the policy memorised rather than learned. What it measures and writes: `baselines.studies.memorisation`.
 
 Usage:
   PJRT_NPROC=1 python scripts/memorisation_probe.py --env WildfireResourceManagement-v0 --out runs/probe_wrm
@@ -17,8 +17,8 @@ import sys
 
 import _jax_setup  # noqa: F401  (PJRT_NPROC=1 before jax starts)
 
-from baselines.memorisation import parse_args, run_probe
-from baselines.memorisation_report import markdown
+from baselines.studies.memorisation import parse_args, run_probe
+from baselines.studies.memorisation_report import markdown
 
 
 def main(argv: list[str] | None = None) -> int:

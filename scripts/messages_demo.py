@@ -2,7 +2,7 @@
 
 Trains configs/ippo_wildfire_resource_management_messages.yaml under three conditions, (a) no messages,
 (b) messages (vocab 2), (c) every delivery dropped, and evaluates (d) (b)'s policy with every delivery
-dropped; what each condition is and what the table measures: `baselines.messages_demo`.
+dropped; what each condition is and what the table measures: `baselines.studies.messages_demo`.
 
     python scripts/messages_demo.py --out-dir runs/messages_demo       # all conditions, then the table
     python scripts/messages_demo.py --out-dir runs/messages_demo --table  # only the table from finished runs
@@ -23,9 +23,9 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run as a file: import the package from this checkout
     sys.path.insert(0, str(ROOT))
 
-from baselines.messages_demo import headroom, run_demo, table  # noqa: E402
-from baselines.messages_report import markdown, plot_returns, plot_usage  # noqa: E402
-from baselines.study import CellError  # noqa: E402
+from baselines.studies.messages_demo import headroom, run_demo, table  # noqa: E402
+from baselines.studies.messages_report import markdown, plot_returns, plot_usage  # noqa: E402
+from baselines.studies.study import CellError  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

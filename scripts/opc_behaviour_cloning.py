@@ -32,7 +32,7 @@ import numpy as np
 import optax
 
 import hivex_jax
-from baselines.networks import Actor
+from baselines.core.networks import Actor
 from hivex_jax.envs.ocean_plastic_collection import heuristics, scripted_policy
 from hivex_jax.envs.ocean_plastic_collection.observations import VECTOR_SIZE
 from hivex_jax.eval import rollout

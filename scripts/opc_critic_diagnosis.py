@@ -3,7 +3,7 @@
     PJRT_NPROC=1 python scripts/opc_critic_diagnosis.py RUN_DIR [--rollouts 40] [--seed 0]
 
 Prints the critic's value on the 12 decisions before each -100 event (collision / border crossing) and
-its mean value against the mean GAE target by distance to the nearest vessel: `baselines.opc_critic`.
+its mean value against the mean GAE target by distance to the nearest vessel: `baselines.studies.opc_critic`.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import argparse
 
 import _jax_setup  # noqa: F401  (PJRT_NPROC=1 before jax starts)
 
-from baselines.opc_critic import diagnose, table
+from baselines.studies.opc_critic import diagnose, table
 
 
 def main() -> None:

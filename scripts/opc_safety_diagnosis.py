@@ -3,7 +3,7 @@ controller.
 
     PJRT_NPROC=1 python scripts/opc_safety_diagnosis.py RUN_DIR [--worlds 16]
 
-What each variant lends and what the table measures: `baselines.opc_safety`.
+What each variant lends and what the table measures: `baselines.studies.opc_safety`.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import argparse
 
 import _jax_setup  # noqa: F401  (PJRT_NPROC=1 before jax starts)
 
-from baselines.opc_safety import diagnose, table
+from baselines.studies.opc_safety import diagnose, table
 
 
 def main() -> None:

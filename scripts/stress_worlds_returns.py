@@ -10,7 +10,7 @@ return per agent over worlds with a 95 % Student-t interval over worlds (docs/wo
 
 `--trained ENV_ID=RUN_DIR` also scores a saved run's policy (greedy and stochastic, every training
 seed) on the same rows, as `hivex evaluate RUN_DIR --worlds 6000:6016` and `hivex evaluate RUN_DIR
-env_options.stress_worlds=NAME --worlds 9000:9016` do (`baselines.evaluation.evaluate_run`, the run's
+env_options.stress_worlds=NAME --worlds 9000:9016` do (`baselines.run.evaluation.evaluate_run`, the run's
 `eval_seed`): per seed the mean over worlds, then the mean +- 95 % Student-t interval over seeds.
 `--no-baselines` skips the scripted and random policies (only the trained ones).
 """
@@ -63,7 +63,7 @@ def _conditions(env_id: str, num_worlds: int) -> dict[str, tuple[str | None, str
 
 def measure_trained(env_id: str, run_dir: str, num_worlds: int) -> dict[str, dict[str, Any]]:
     """`{condition: {"greedy"|"stochastic": summary over seeds, + per-seed means}}` of a saved run."""
-    from baselines.evaluation import evaluate_run
+    from baselines.run.evaluation import evaluate_run
 
     out = {}
     for label, (name, worlds) in _conditions(env_id, num_worlds).items():

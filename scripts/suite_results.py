@@ -1,12 +1,12 @@
 """The whole suite's learning results: every env x {IPPO, MAPPO}, trained with its shipped config,
-evaluated on held-out worlds 6000-6031, as one table in docs/training.md.
+evaluated on held-out worlds 6000-6031, as one table in docs/results.md.
 
     python scripts/suite_results.py run    [--cells SPEC] [--out-dir runs/suite5]
                                            [--records docs/data/results/suite] [key=value ...]
     python scripts/suite_results.py record [--cells SPEC] [--out-dir runs/suite5]
                                            [--records docs/data/results/suite]
     python scripts/suite_results.py table  [--records docs/data/results/suite]
-                                           [--write docs/training.md [--allow-fewer]]
+                                           [--write docs/results.md [--allow-fewer]]
 
 `run` trains each cell with `hivex train --config configs/<algo>_<env>.yaml test_worlds=6000:6032
 num_seeds=5 gif_frames=0` (5 seeds: the targets are on the mean of 5) into `OUT_DIR/<algo>_<env>/`
@@ -23,8 +23,8 @@ made before `run` recorded them.
 `table` renders the Markdown table from the records alone (no run folder is read) and prints it, or writes
 it between the `<!-- suite-results -->` markers of `--write`, refusing in one line (naming them) when a cell
 the table there shows would vanish, unless `--allow-fewer`; what its columns are:
-`hivex_jax.eval.suite_table`. The commands are `baselines.suite_results`, the resumable training loop
-`baselines.study`.
+`hivex_jax.eval.suite_table`. The commands are `baselines.studies.suite_results`, the resumable training loop
+`baselines.studies.study`.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run as a file: import the package from this checkout
     sys.path.insert(0, str(ROOT))
 
-from baselines.suite_results import main  # noqa: E402
+from baselines.studies.suite_results import main  # noqa: E402
 
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -18,7 +18,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from baselines.wfc_wakes import D, K, conditions, farm_power, optimise
+from baselines.studies.wfc_wakes import D, K, conditions, farm_power, optimise
 from hivex_jax.envs.wind_farm_control import generator, wakes
 from hivex_jax.envs.wind_farm_control.params import ALL_PATTERN_NAMES, FIRST_REAL_FARM
 

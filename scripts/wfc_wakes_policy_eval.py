@@ -29,7 +29,7 @@ from pathlib import Path
 
 import _jax_setup  # noqa: F401  (PJRT_NPROC=1 before jax starts)
 
-from baselines.wfc_wakes import evaluate, markdown
+from baselines.studies.wfc_wakes import evaluate, markdown
 
 
 def main() -> None:

@@ -48,7 +48,7 @@ def pytest_configure(config):
     selection (`-m 'not slow'`) is compile-bound, tiny programs that run for milliseconds: level 0
     compiles ~25% faster than level 1 (measured on the CPU). Any other selection, e.g. `-m slow`, holds
     trainings to a threshold whose run time level 0 would triple: level 1 (~40% less compile time than
-    XLA's default at the same run time, as the trainer's commands use; baselines/cli_common.py)."""
+    XLA's default at the same run time, as the trainer's commands use; baselines/cli/common.py)."""
     flags = os.environ.get("XLA_FLAGS", "")
     default_selection = config.option.markexpr == "not slow"
     if "xla_backend_optimization_level" not in flags:

@@ -1,5 +1,5 @@
 """Committed result records: one small JSON file per study cell under `docs/data/results/`, so the pages
-that show our measurements (docs/hivex_results.md, the suite table of docs/training.md) can be regenerated
+that show our measurements (docs/hivex_results.md, the suite table of docs/results.md) can be regenerated
 on any checkout, without the machine-local run folders (`runs/`, git-ignored) they were measured in.
 
 A record holds everything its page renders from the cell and nothing else: the study writes it as soon as

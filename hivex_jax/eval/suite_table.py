@@ -98,6 +98,8 @@ EXTRA_RULES = {
 ALGOS = ("ippo", "mappo")
 #: the committed records of the suite's cells
 RECORDS_DIR = RECORDS_ROOT / "suite"
+#: the page whose `<!-- suite-results -->` markers hold the table (`table --write RESULTS_PAGE`)
+RESULTS_PAGE = Path("docs/results.md")
 
 
 def cells(spec: str | None) -> list[tuple[str, str]]:

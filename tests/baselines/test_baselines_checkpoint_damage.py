@@ -18,11 +18,11 @@ import pytest
 import yaml
 from trainer_fake_env import TINY_CONFIG
 
-from baselines import checkpoint
-from baselines.checkpoint_checksums import CHECKSUMS_FILE
-from baselines.cli import train_main
-from baselines.cli_evaluate import evaluate_main
-from baselines.evaluation import load_run
+from baselines.cli.evaluate import evaluate_main
+from baselines.cli.train import train_main
+from baselines.run import checkpoint
+from baselines.run.checkpoint_checksums import CHECKSUMS_FILE
+from baselines.run.evaluation import load_run
 
 OLD, NEW = 10, 20
 KINDS = ("truncate", "empty", "flip")

@@ -6,7 +6,7 @@ import jax
 import jax.numpy as jnp
 import pytest
 
-from baselines import checkpoint
+from baselines.run import checkpoint
 from hivex_jax.core.errors import UserError
 
 

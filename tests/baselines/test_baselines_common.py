@@ -5,7 +5,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from baselines.common import flatten_batch, gae, masked_mean, ppo_loss, shuffled_minibatches
+from baselines.core.kernels import flatten_batch, gae, masked_mean, ppo_loss, shuffled_minibatches
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -124,7 +124,7 @@ def test_flatten_and_shuffle_keep_every_field_aligned():
 
 
 def test_results_header_names_the_worlds_the_seeds_pick_among():
-    from baselines.run_files import format_results
+    from baselines.run.files import format_results
 
     summary = {"mean": 1.0, "ci95": 0.5, "iqm": 1.0, "num_seeds": 2}
     base = {"worlds": list(range(6000, 6008)), "policies": {"greedy": {"summary": summary}}}

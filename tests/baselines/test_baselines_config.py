@@ -17,7 +17,8 @@ from baselines.config import (
     parse_overrides,
     program_signature,
 )
-from baselines.config_schema import KINDS, declared_fields
+from baselines.config.declare import KINDS
+from baselines.config.schema import declared_fields
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -93,7 +94,7 @@ def test_other_impossible_combinations():
 
 
 def test_a_cpu_sized_config_on_an_accelerator_gets_a_hint():
-    from baselines.runner import scale_hint
+    from baselines.run.runner import scale_hint
 
     config = load_config(None)  # the default: 8 envs x 3 seeds, sized for a 2-core CPU
     assert scale_hint(config, "cpu") is None
@@ -102,7 +103,7 @@ def test_a_cpu_sized_config_on_an_accelerator_gets_a_hint():
 
 
 def test_sweep_grid_values_split_at_top_level_commas_only():
-    from baselines.cli_sweep import split_grid_values
+    from baselines.cli.common import split_grid_values
 
     assert split_grid_values("3e-4,1e-3") == ["3e-4", "1e-3"]
     assert split_grid_values("[64,64],[128]") == ["[64,64]", "[128]"]  # list-valued keys can be swept
@@ -193,13 +194,13 @@ def test_huge_pregenerated_world_pool_is_refused_before_it_is_built():
 
 def test_an_overflowing_env_option_is_a_config_error(monkeypatch):
     # jnp's OverflowError for an int past int64 (before make bounds every field) is one line, not a traceback
-    import baselines.common
+    import baselines.config.env
     from baselines.config import validate_env
 
     def overflow(config):
         raise OverflowError("Python int too large to convert to C long")
 
-    monkeypatch.setattr(baselines.common, "make_env", overflow)
+    monkeypatch.setattr(baselines.config.env, "make_env", overflow)
     with pytest.raises(ConfigError, match="WindFarmControl-v0 with env_params=.*too large"):
         validate_env(load_config(None, ["env_params.max_steps=1e30"]))
 
@@ -316,7 +317,7 @@ HAND_CHECKED_KINDS = {
     # a number a program computes with: one program could take it as an input
     "data": "lr ent_coef gamma gae_lambda clip_eps vf_coef max_grad_norm seed task level env_params "
     "env_params.wind_noise_degrees train_reward_weights train_reward_sharing teacher_coef eval_seed "
-    "train_worlds",  # a fused member draws from its own share of one pool (baselines.training_env)
+    "train_worlds",  # a fused member draws from its own share of one pool (baselines.core.training_env)
     # a shape, a loop length, a branch or a module's structure
     "static": "algo num_envs num_steps num_seeds update_epochs num_minibatches anneal_lr total_env_steps "
     "recurrent hidden_sizes env_options teacher_where critic_agent_id message_vocab",
@@ -368,7 +369,7 @@ def test_the_program_signature_ignores_data_values_but_not_their_switches():
 
 
 def test_recipes_still_on_at_the_end_are_warned_about():
-    """Issue 32's bad input: reward weights that never anneal to the env's, or a teacher never annealed to
+    """Bad input: reward weights that never anneal to the env's, or a teacher never annealed to
     0 before training ends, give one warning line each; recipes that end in time give none."""
     # 20480 env steps per seed = 20 updates of 8 envs x 128 steps
     base = ["total_env_steps=20480", "train_reward_weights={power: 0.5}"]

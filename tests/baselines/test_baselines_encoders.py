@@ -12,8 +12,8 @@ from trainer_fake_env import TINY_CONFIG, TinyEnv
 
 import hivex_jax
 from baselines.config import ConfigError, from_dict, key_kind, key_section, load_config, validate_env
-from baselines.networks import ENCODER
-from baselines.ppo import make_train
+from baselines.core.networks import ENCODER
+from baselines.core.ppo import make_train
 from hivex_jax.core import spaces
 from hivex_jax.core.registry import _REGISTRY
 

@@ -1,6 +1,6 @@
 """`BASELINES_EXACT_AS_DATA`: on the listed envs the baselines' program with the env params as data scores
 what the constant-params program scores, bit for bit, so a fused sweep over their settings may play them
-all with one program (the whole table of tasks and levels: docs/training.md "Sweeps")."""
+all with one program (the whole table of tasks and levels: docs/sweeps.md)."""
 
 import jax
 import jax.numpy as jnp
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import hivex_jax
-from baselines.eval_policies import (
+from baselines.run.eval_policies import (
     BASELINES_EXACT_AS_DATA,
     SettingBaselines,
     baseline_factory,

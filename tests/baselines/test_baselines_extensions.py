@@ -1,4 +1,4 @@
-"""The extensions the PPO core calls without knowing them (`baselines.extensions`): the config selects
+"""The extensions the PPO core calls without knowing them (`baselines.core.extensions`): the config selects
 them, the training-reward transforms apply in order (re-weighting, then sharing among the active
 agents), and the metric columns a run gains are the ones its auxiliary losses name. Hand-computed;
 nothing compiles a trainer."""
@@ -7,11 +7,10 @@ import jax.numpy as jnp
 import numpy as np
 from trainer_fake_env import TINY_CONFIG
 
-from baselines import extensions
-from baselines.common import make_env
-from baselines.config import from_dict
-from baselines.extensions.teacher import Teacher
-from baselines.run_files import METRIC_NAMES, metric_names
+from baselines.config import from_dict, make_env
+from baselines.core import extensions
+from baselines.core.extensions.teacher import Teacher
+from baselines.run.files import METRIC_NAMES, metric_names
 
 
 def _transform(**changes):

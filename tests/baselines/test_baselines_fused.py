@@ -1,10 +1,10 @@
-"""Fused sweeps (issue 33): combinations that differ only in data keys train as members of one program.
+"""Fused sweeps: combinations that differ only in data keys train as members of one program.
 
 A member computes what its config computes alone: a one-member program gives the alone run's
 metrics.csv (less wall_s) and eval.json byte for byte, with every data key away from its default (the
 data path folds the same f32 constants). Several members: equal up to float summation order, because
 XLA's CPU kernels batch the matmuls and reductions of 2 rows differently from those of 8 (documented in
-docs/training.md "Sweeps")."""
+docs/sweeps.md)."""
 
 import csv
 import json
@@ -16,16 +16,16 @@ import pytest
 import yaml
 from trainer_fake_env import TINY_CONFIG
 
-from baselines import fused_plan
-from baselines.cli_sweep import sweep_main
+from baselines.cli.sweep import sweep_main
 from baselines.config import from_dict
-from baselines.fused import run_fused
-from baselines.fused_plan import describe_plan, plan_programs, plan_sweep
-from baselines.fused_population import FusedPopulation
-from baselines.population import Population
-from baselines.ppo import make_train
-from baselines.runner import run_training
-from baselines.training_env import shared_pool_builder
+from baselines.core.ppo import make_train
+from baselines.core.training_env import shared_pool_builder
+from baselines.run import fused_plan
+from baselines.run.fused import run_fused
+from baselines.run.fused_plan import describe_plan, plan_programs, plan_sweep
+from baselines.run.fused_population import FusedPopulation
+from baselines.run.population import Population
+from baselines.run.runner import run_training
 
 BASE = {**TINY_CONFIG, "gif_frames": 0, "checkpoint_every": 3}
 # every PPO data key away from its default, and an EnvParams field (the episode length)
@@ -185,12 +185,12 @@ def test_members_that_fit_follow_the_memory_estimate(monkeypatch):
     # a stand-in population whose compiled chunk XLA estimates at 1 GiB per member, on a 2.5 GiB host
     from types import SimpleNamespace
 
-    import baselines.memory
-    from baselines.config_values import ConfigError
-    from baselines.fused import members_that_fit
+    import baselines.run.memory
+    from baselines.config.values import ConfigError
+    from baselines.run.fused import members_that_fit
 
     gib = 2**30
-    monkeypatch.setattr(baselines.memory, "device_memory_bytes", lambda device: int(2.5 * gib))
+    monkeypatch.setattr(baselines.run.memory, "device_memory_bytes", lambda device: int(2.5 * gib))
 
     def population(members):
         stats = SimpleNamespace(
@@ -209,7 +209,7 @@ def test_members_that_fit_follow_the_memory_estimate(monkeypatch):
     assert members_that_fit(population(2)) == 2
     assert members_that_fit(population(3)) == 2  # 3 GiB > 2.5: two members per program
     assert members_that_fit(population(8)) == 2
-    monkeypatch.setattr(baselines.memory, "device_memory_bytes", lambda device: gib // 2)
+    monkeypatch.setattr(baselines.run.memory, "device_memory_bytes", lambda device: gib // 2)
     with pytest.raises(ConfigError, match="the run needs ~1.0 GiB"):
         members_that_fit(population(1))  # one member over the memory: refused as hivex train refuses it
 
@@ -312,7 +312,7 @@ def test_members_that_differ_in_update_only_keys_share_pool_init_and_evaluation(
     pregenerated pool, one compiled init and one held-out evaluation between them, not one per member;
     a fused population's rows still start where each member's own run starts (bit for bit). A key that
     reaches them (the level, `eval_seed`) does not share."""
-    from baselines.evaluation import get_evaluation
+    from baselines.run.evaluation import get_evaluation
 
     wrm = {"env_id": "WildfireResourceManagement-v0", "train_worlds": "5000:5004", "num_envs": 2}
     a = from_dict({**wrm, "lr": 1e-3})
@@ -341,11 +341,11 @@ def test_members_that_differ_in_update_only_keys_share_pool_init_and_evaluation(
 def test_baselines_of_exact_envs_play_every_setting_with_one_program(monkeypatch):
     """On an env listed in `BASELINES_EXACT_AS_DATA` the settings' baselines share one params-as-data
     program (no compile per setting) and score what each setting's own constant-params program scores."""
-    import baselines.evaluation
-    from baselines.evaluation import HeldOutEvaluation
-    from baselines.fused import get_setting_evaluation
+    import baselines.run.evaluation
+    from baselines.run.evaluation import HeldOutEvaluation
+    from baselines.run.fused import get_setting_evaluation
 
-    monkeypatch.setattr(baselines.evaluation, "BASELINES_EXACT_AS_DATA", {TINY_CONFIG["env_id"]})
+    monkeypatch.setattr(baselines.run.evaluation, "BASELINES_EXACT_AS_DATA", {TINY_CONFIG["env_id"]})
     configs = [from_dict({**BASE, "env_params": {"max_steps": n}}) for n in (10, 12)]
     populations = [Population(make_train(c)) for c in configs]
     shared = [get_setting_evaluation(p, BASE["test_worlds"], 12) for p in populations]
@@ -366,8 +366,8 @@ def test_members_in_other_env_settings_share_one_evaluation_program():
     an `EnvParams` field) evaluate the trained policy with one compiled program, the params as data, and
     score what their own constant-params evaluation scores; the baselines play each setting's own
     constant-params program (the reference every run shares), equal to the run alone's."""
-    from baselines.evaluation import HeldOutEvaluation
-    from baselines.fused import get_setting_evaluation
+    from baselines.run.evaluation import HeldOutEvaluation
+    from baselines.run.fused import get_setting_evaluation
 
     configs = [from_dict({**BASE, "env_params": {"max_steps": n}}) for n in (10, 12)]
     populations = [Population(make_train(c)) for c in configs]

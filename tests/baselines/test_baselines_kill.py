@@ -18,8 +18,8 @@ import pytest
 import yaml
 from trainer_fake_env import TINY_CONFIG
 
-from baselines import checkpoint
-from baselines.cli import train_main
+from baselines.cli.train import train_main
+from baselines.run import checkpoint
 
 HERE = Path(__file__).resolve().parent
 
@@ -29,7 +29,7 @@ import sys
 sys.path.insert(0, sys.argv[1])
 import trainer_fake_env
 trainer_fake_env.register()
-from baselines.cli import train_main
+from baselines.cli.train import train_main
 raise SystemExit(train_main(sys.argv[2:]))
 """
 

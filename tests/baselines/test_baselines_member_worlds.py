@@ -1,4 +1,4 @@
-"""Training worlds per fused member (issue 33 item 1, `baselines.training_env`): members whose
+"""Training worlds per fused member (`baselines.core.training_env`): members whose
 `train_worlds` differ share one pool of all their worlds and each draws from its own share, so a member
 plays the worlds its run alone plays; `train_worlds` is a data key (such members fuse into one program)."""
 
@@ -11,13 +11,13 @@ from trainer_fake_env import ENV_ID, TINY_CONFIG
 
 import hivex_jax
 from baselines.config import from_dict, keys_of_kind
-from baselines.fused import run_fused
-from baselines.fused_plan import plan_programs
-from baselines.fused_population import FusedPopulation
-from baselines.population import Population
-from baselines.ppo import make_train
-from baselines.runner import run_training
-from baselines.training_env import MemberWorldPool, MemberWorlds, union_and_tables
+from baselines.core.ppo import make_train
+from baselines.core.training_env import MemberWorldPool, MemberWorlds, union_and_tables
+from baselines.run.fused import run_fused
+from baselines.run.fused_plan import plan_programs
+from baselines.run.fused_population import FusedPopulation
+from baselines.run.population import Population
+from baselines.run.runner import run_training
 from hivex_jax.wrappers import PregeneratedWorldPool, WorldPool
 
 BASE = {**TINY_CONFIG, "gif_frames": 0, "checkpoint_every": 0, "eval_every": 0}
@@ -76,7 +76,7 @@ def test_fused_members_with_their_own_worlds_equal_their_alone_runs(tmp_path):
     dirs = [tmp_path / f"fused{i}" for i in range(2)]
     summaries = run_fused(configs, dirs, progress=False, log=lambda *a: None)
     assert [s["fused_members"] for s in summaries] == [2, 2]
-    for i in range(2):  # float summation order of 4 batched rows vs 2 (docs/training.md "Sweeps")
+    for i in range(2):  # float summation order of 4 batched rows vs 2 (docs/sweeps.md)
         np.testing.assert_allclose(_numbers(dirs[i]), _numbers(tmp_path / f"alone{i}"), rtol=1e-4, atol=1e-5)
     # the two members really trained on different worlds: their training returns differ
     assert not np.allclose(_numbers(dirs[0]), _numbers(dirs[1]))

@@ -6,8 +6,8 @@ from types import SimpleNamespace
 import jax
 import pytest
 
-from baselines import memory
 from baselines.config import ConfigError, load_config
+from baselines.run import memory
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -27,7 +27,7 @@ TINY = [
 @pytest.fixture(scope="module")
 def compiled():
     """A tiny config's population, compiled through the memory estimate, and the estimate."""
-    from baselines.population import get_population
+    from baselines.run.population import get_population
 
     config = load_config(None, TINY)
     population = get_population(config)
@@ -103,9 +103,9 @@ def test_hivex_train_refuses_before_allocating_and_says_why(compiled, tmp_path, 
 
 def test_abstract_state_traces_one_init_for_any_seed_count():
     # 4,096 seeds used to trace 4,096 inits (minutes) before the memory check could refuse the run
-    from baselines.common import stack_trees
-    from baselines.population import Population
-    from baselines.ppo import make_train
+    from baselines.core.kernels import stack_trees
+    from baselines.core.ppo import make_train
+    from baselines.run.population import Population
 
     population = Population(make_train(load_config(None, [*TINY, "num_seeds=3"])))
     train, calls = population.train, []

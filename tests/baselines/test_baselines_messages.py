@@ -15,14 +15,14 @@ from message_game_env import register as register_signal_game
 from trainer_fake_env import ENV_ID, TINY_CONFIG
 
 import hivex_jax
-from baselines.cli import train_main
-from baselines.cli_evaluate import evaluate_main
-from baselines.common import make_env, share_rewards
-from baselines.config import ConfigError, from_dict, load_config, validate_env
-from baselines.eval_policies import baseline_policies
-from baselines.evaluation import HeldOutEvaluation
-from baselines.ppo import make_train
-from baselines.transfer import eval_config
+from baselines.cli.evaluate import evaluate_main
+from baselines.cli.train import train_main
+from baselines.config import ConfigError, from_dict, load_config, make_env, validate_env
+from baselines.core.kernels import share_rewards
+from baselines.core.ppo import make_train
+from baselines.run.eval_policies import baseline_policies
+from baselines.run.evaluation import HeldOutEvaluation
+from baselines.run.transfer import eval_config
 from hivex_jax.core.errors import UserError
 from hivex_jax.core.seeding import seed_range, world_key
 
@@ -155,8 +155,8 @@ def test_runs_with_messages_train_checkpoint_and_evaluate(tmp_path, algo, channe
 
 @pytest.mark.slow
 def test_gru_and_obs_normalisation_see_the_message_block(tmp_path):
-    from baselines import checkpoint
-    from baselines.population import get_population
+    from baselines.run import checkpoint
+    from baselines.run.population import get_population
 
     path = _write(
         tmp_path, recurrent="gru", gru_size=8, obs_normalization=True, env_options={"message_vocab": 4}

@@ -6,15 +6,14 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from baselines.networks import (
+from baselines.core.convolutions import PatchConv, StridedConv
+from baselines.core.networks import (
     ENCODER,
     Actor,
     Critic,
     CriticNetwork,
     Encoder,
     HybridDistribution,
-    PatchConv,
-    StridedConv,
 )
 
 pytestmark = pytest.mark.timeout(120)

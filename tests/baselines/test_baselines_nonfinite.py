@@ -11,10 +11,10 @@ import pytest
 import yaml
 from trainer_fake_env import TINY_CONFIG
 
-from baselines import checkpoint
-from baselines.cli import train_main
-from baselines.common import finite_flags
-from baselines.guards import check_resume_config, first_nonfinite
+from baselines.cli.train import train_main
+from baselines.core.kernels import finite_flags
+from baselines.run import checkpoint
+from baselines.run.guards import check_resume_config, first_nonfinite
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -115,9 +115,9 @@ def test_divergence_stops_keeps_the_finite_checkpoint_and_resumes(tmp_path, caps
 
 def test_sweep_records_a_diverged_combination_and_goes_on(tmp_path, capsys, monkeypatch):
     # training stubbed out: lr=1e30 "diverges", any other lr "finishes" with hand-made summaries
-    import baselines.runner
-    from baselines.cli_sweep import sweep_main
-    from baselines.guards import NonFiniteError
+    import baselines.run.runner
+    from baselines.cli.sweep import sweep_main
+    from baselines.run.guards import NonFiniteError
 
     trained = []
 
@@ -129,7 +129,7 @@ def test_sweep_records_a_diverged_combination_and_goes_on(tmp_path, capsys, monk
         policies = {"greedy": {"summary": block}, "stochastic": {"summary": block}}
         return {"run_dir": str(run_dir), "eval": {"policies": policies}}
 
-    monkeypatch.setattr(baselines.runner, "run_training", fake_run_training)
+    monkeypatch.setattr(baselines.run.runner, "run_training", fake_run_training)
     config = tmp_path / "tiny.yaml"
     config.write_text(yaml.safe_dump({**TINY_CONFIG, "gif_frames": 0}))
     # one program per combination: run_training is what is stubbed (test_baselines_fused: fused members)

@@ -13,14 +13,14 @@ import yaml
 from trainer_fake_env import TINY_CONFIG, TinyEnv
 
 import hivex_jax
-from baselines import checkpoint
-from baselines.cli import train_main
-from baselines.common import merge_stats, normalize, running_stats_init
+from baselines.cli.train import train_main
 from baselines.config import ConfigError, from_dict, validate_env
-from baselines.evaluation import get_evaluation
-from baselines.population import get_population
-from baselines.ppo import make_train
-from baselines.runner import run_training
+from baselines.core.kernels import merge_stats, normalize, running_stats_init
+from baselines.core.ppo import make_train
+from baselines.run import checkpoint
+from baselines.run.evaluation import get_evaluation
+from baselines.run.population import get_population
+from baselines.run.runner import run_training
 from hivex_jax.core import spaces
 from hivex_jax.core.registry import _REGISTRY
 

@@ -1,5 +1,5 @@
-"""`hivex bench --train CONFIG --profile` (`baselines.bench.train_profile`): one update's pieces compiled
-and timed apart, the evaluation and host rows, the learner's FLOPs. Structure and invariants only: no
+"""`hivex bench --train CONFIG --profile` (`baselines.cli.profile.train_profile`): one update's pieces
+compiled and timed apart, the evaluation and host rows, the learner's FLOPs. Structure and invariants only: no
 wall-clock thresholds."""
 
 import json
@@ -10,9 +10,10 @@ import jax.numpy as jnp
 import pytest
 from trainer_fake_env import TINY_CONFIG
 
-from baselines.bench import PIECES, camera_summary, profile_table, train_profile
-from baselines.commands import bench_train
-from baselines.ppo import Transition
+from baselines.cli.commands import bench_train
+from baselines.cli.profile import PIECES, camera_summary, train_profile
+from baselines.cli.profile_report import profile_table
+from baselines.core.ppo import Transition
 from hivex_jax.core.errors import UserError
 
 pytestmark = pytest.mark.timeout(600)

@@ -15,17 +15,17 @@ from recurrent_memory_env import CUE_CONFIG, EPISODE_STEPS
 from recurrent_memory_env import register as register_cue
 from trainer_fake_env import TINY_CONFIG
 
-from baselines import checkpoint
-from baselines.cli import train_main
-from baselines.cli_evaluate import evaluate_main
-from baselines.cli_transfer import transfer_main
-from baselines.common import env_minibatches, ppo_loss
+from baselines.cli.evaluate import evaluate_main
+from baselines.cli.train import train_main
+from baselines.cli.transfer import transfer_main
 from baselines.config import ConfigError, fit_saved_config, from_dict, validate_env
-from baselines.evaluation import HeldOutEvaluation
-from baselines.guards import ResumeError, check_resume_config
-from baselines.networks import Actor
-from baselines.population import get_population
-from baselines.ppo import make_train
+from baselines.core.kernels import env_minibatches, ppo_loss
+from baselines.core.networks import Actor
+from baselines.core.ppo import make_train
+from baselines.run import checkpoint
+from baselines.run.evaluation import HeldOutEvaluation
+from baselines.run.guards import ResumeError, check_resume_config
+from baselines.run.population import get_population
 
 pytestmark = pytest.mark.timeout(600)
 

@@ -9,7 +9,7 @@ import pytest
 from trainer_fake_env import TINY_CONFIG
 
 from baselines.config import ConfigError, from_dict, validate_env
-from baselines.ppo import make_train
+from baselines.core.ppo import make_train
 
 pytestmark = pytest.mark.timeout(600)
 

@@ -16,8 +16,8 @@ trainer_fake_env.register()
 import jax
 import numpy as np
 from baselines.config import from_dict
-from baselines.population import Population
-from baselines.ppo import make_train
+from baselines.run.population import Population
+from baselines.core.ppo import make_train
 
 assert jax.device_count() == 4, jax.devices()
 # Shard the env axis: parameters replicated, every gradient reduced across devices (the sharding that

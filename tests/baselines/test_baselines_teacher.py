@@ -13,9 +13,9 @@ import pytest
 import yaml
 from trainer_fake_env import TINY_CONFIG, TinyEnv, scripted_policy
 
-from baselines.cli import train_main
+from baselines.cli.train import train_main
 from baselines.config import ConfigError, from_dict, validate_env
-from baselines.ppo import make_train
+from baselines.core.ppo import make_train
 
 pytestmark = pytest.mark.timeout(600)
 

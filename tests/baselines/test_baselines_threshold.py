@@ -1,4 +1,4 @@
-"""The documented CPU-budget result (docs/training.md, issue 32): IPPO and MAPPO on Wind Farm Control
+"""The documented CPU-budget result (docs/results.md): IPPO and MAPPO on Wind Farm Control
 task 0 with their shipped configs reach >= 0.92 of the scripted controller on the 32 held-out worlds,
 greedy on every seed and stochastic on the mean. Slow (about a minute each)."""
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from baselines.config import DEFAULT_CONFIG, load_config
-from baselines.runner import run_training
+from baselines.run.runner import run_training
 
 
 @pytest.mark.slow

@@ -11,14 +11,14 @@ import pytest
 import yaml
 from trainer_fake_env import TINY_CONFIG
 
-from baselines import checkpoint
-from baselines.cli import train_main
-from baselines.cli_evaluate import evaluate_main
-from baselines.common import flatten_batch, shuffled_minibatches
+from baselines.cli.evaluate import evaluate_main
+from baselines.cli.train import train_main
 from baselines.config import from_dict
-from baselines.population import Population, get_population
-from baselines.ppo import make_train
-from baselines.run_files import cpu_model, format_results
+from baselines.core.kernels import flatten_batch, shuffled_minibatches
+from baselines.core.ppo import make_train
+from baselines.run import checkpoint
+from baselines.run.files import cpu_model, format_results
+from baselines.run.population import Population, get_population
 from hivex_jax.eval import score
 
 pytestmark = pytest.mark.timeout(300)
@@ -114,7 +114,7 @@ def test_train_resume_evaluate_and_outputs(tmp_path, capsys):
     assert "2 worlds (1 of them in the train pool)" in capsys.readouterr().out
     assert len(other["policies"]["stochastic"]["per_world"][1]["return_per_seed"]) == 4
     assert other["protocol"] == "held-out"
-    assert other["aggregates"]["interval"] == "rliable stratified bootstrap 95% CI"  # issue 17: robust
+    assert other["aggregates"]["interval"] == "rliable stratified bootstrap 95% CI"  # robust
     assert other["aggregates"]["policies"]["greedy"]["num_runs"] == 4  # aggregates over seeds x worlds
 
     # HIVEX's protocol: run i = seed i, one world after another, windows of agent steps
@@ -153,7 +153,7 @@ def test_train_resume_evaluate_and_outputs(tmp_path, capsys):
 @pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_sweep_tabulates_every_combination(tmp_path, capsys):
-    from baselines.cli_sweep import sweep_main
+    from baselines.cli.sweep import sweep_main
 
     config = _write_config(tmp_path, num_seeds=4, gif_frames=0)
     args = ["--config", config, "--grid", "checkpoint_every=1,3", "--out-dir", str(tmp_path), "--no-progress"]
@@ -324,7 +324,7 @@ def test_early_termination_masks_inactive_agents():
 @pytest.mark.slow  # a benchmark helper's own compile and timed chunks (~12 s)
 @pytest.mark.timeout(300)
 def test_train_throughput_helper():
-    from baselines.bench import train_throughput
+    from baselines.cli.bench import train_throughput
 
     overrides = [f"{k}={json.dumps(v)}" for k, v in {**TINY_CONFIG, "num_seeds": 4, "level": None}.items()]
     out = train_throughput(None, overrides, 2)
@@ -335,7 +335,7 @@ def test_train_throughput_helper():
 
 @pytest.mark.timeout(120)
 def test_critic_inputs_rows_follow_agents():
-    from baselines.ppo import critic_inputs
+    from baselines.core.ppo import critic_inputs
 
     state = jnp.arange(10.0).reshape(2, 5)  # 2 envs, S = 5
     out = np.asarray(critic_inputs(state, 3, agent_id=True)["vector"])
@@ -355,7 +355,7 @@ def test_final_evaluation_reuses_the_last_chunks_held_out_play(tmp_path, monkeyp
     """The trained policy is played on the test worlds once per evaluation chunk, not once more for
     eval.json: 3 chunks with `eval_every: 2` evaluate after chunks 2 and 3, and eval.json's per-seed
     returns are the last chunk's `test_return_*` cells."""
-    from baselines.evaluation import HeldOutEvaluation
+    from baselines.run.evaluation import HeldOutEvaluation
 
     calls = []
     played = HeldOutEvaluation.trained_totals

@@ -9,8 +9,8 @@ import pytest
 from trainer_fake_env import TINY_CONFIG
 
 from baselines.config import ConfigError, from_dict, validate_env
-from baselines.extensions import EnvParamsAnneal
-from baselines.ppo import make_train
+from baselines.core.extensions import EnvParamsAnneal
+from baselines.core.ppo import make_train
 
 
 def _episode_lengths(**changes) -> tuple:
@@ -232,7 +232,7 @@ def test_a_start_outside_the_envs_bounds_is_refused_and_a_late_one_warned():
 
 
 def test_start_values_are_data_and_which_fields_is_static():
-    from baselines.config_schema import key_kind, program_signature
+    from baselines.config.schema import key_kind, program_signature
 
     config = from_dict(
         {

@@ -10,11 +10,11 @@ import yaml
 from trainer_fake_env import TINY_CONFIG
 from transfer_fake_env import register
 
-from baselines.cli import train_main
-from baselines.cli_evaluate import evaluate_main
-from baselines.cli_transfer import transfer_main
+from baselines.cli.evaluate import evaluate_main
+from baselines.cli.train import train_main
+from baselines.cli.transfer import transfer_main
 from baselines.config import from_dict
-from baselines.transfer import eval_config
+from baselines.run.transfer import eval_config
 from hivex_jax.core.errors import UserError
 from hivex_jax.eval import rollout
 
@@ -79,7 +79,7 @@ def test_evaluate_in_another_agent_count_and_the_transfer_matrix(tmp_path, capsy
     assert "num_agents 3 -> 5" in capsys.readouterr().out
     assert evaluate_main([str(run_a), "--worlds", "200:201", "--no-baselines", "env_params.max_steps=5"]) == 0
     assert "env_params.max_steps (env default) -> 5" in capsys.readouterr().out  # not "None -> 5"
-    from baselines.evaluation import get_transfer_evaluation, load_run
+    from baselines.run.evaluation import get_transfer_evaluation, load_run
 
     config, population, state = load_run(run_a)
     evaluation = get_transfer_evaluation(population, eval_config(config, ["num_agents=5"]), "200:202")

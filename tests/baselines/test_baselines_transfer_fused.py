@@ -1,5 +1,5 @@
 """`hivex transfer` plays the settings that differ only in data (task, level, `EnvParams` fields) in one
-compiled program, as a stack of env params (issue 33): one program for the grid, and each cell what
+compiled program, as a stack of env params: one program for the grid, and each cell what
 `hivex evaluate` finds in that setting alone on the same worlds and key."""
 
 import json
@@ -9,10 +9,10 @@ import pytest
 import yaml
 from trainer_fake_env import TINY_CONFIG
 
-from baselines.cli import train_main
-from baselines.cli_evaluate import evaluate_main
-from baselines.cli_transfer import transfer_main
-from baselines.transfer_matrix import settings_per_program
+from baselines.cli.evaluate import evaluate_main
+from baselines.cli.train import train_main
+from baselines.cli.transfer import transfer_main
+from baselines.run.transfer_matrix import settings_per_program
 from hivex_jax.eval import rollout
 
 pytestmark = pytest.mark.timeout(300)

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 import yaml
 
-from baselines import checkpoint
-from baselines import transfer_matrix as tm
-from baselines.cli_transfer import transfer_main
+from baselines.cli.transfer import transfer_main
+from baselines.run import checkpoint
+from baselines.run import transfer_matrix as tm
 from hivex_jax.eval import plots
 
 pytestmark = pytest.mark.timeout(120)
@@ -24,7 +24,7 @@ def stubbed(monkeypatch, tmp_path):
     run = tmp_path / "sweep" / "a"
     run.mkdir(parents=True)
     run.joinpath("config.yaml").write_text(yaml.safe_dump({"env_id": "WindFarmControl-v0", "num_seeds": 2}))
-    monkeypatch.setattr("baselines.cli_transfer.run_folder_config", _config)
+    monkeypatch.setattr("baselines.cli.transfer.run_folder_config", _config)
     monkeypatch.setattr(checkpoint, "latest_step", lambda run_dir: 7)
     monkeypatch.setattr(tm, "load", lambda label, run_dir: _Loaded(label, run_dir))
     monkeypatch.setattr(tm, "group_key", lambda run, evaluated: "one")

@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 from trainer_fake_env import TINY_CONFIG
 
-from baselines.common import gae, ppo_loss
 from baselines.config import ConfigError, from_dict, key_kind, validate_env
-from baselines.networks import Critic
-from baselines.ppo import make_train
-from baselines.value_heads import ValueHeads
+from baselines.core.kernels import gae, ppo_loss
+from baselines.core.networks import Critic
+from baselines.core.ppo import make_train
+from baselines.core.value_heads import ValueHeads
 
 pytestmark = pytest.mark.timeout(600)
 

@@ -19,18 +19,18 @@ import pytest
 import yaml
 from trainer_fake_env import TINY_CONFIG
 
-from baselines import checkpoint
-from baselines import distributed as dist
 from baselines.config import from_dict
-from baselines.population import Population
-from baselines.ppo import make_train
+from baselines.core.ppo import make_train
+from baselines.run import checkpoint
+from baselines.run import distributed as dist
+from baselines.run.population import Population
 from hivex_jax.core.errors import UserError
 
 HERE = Path(__file__).resolve().parent
 #: `hivex train|sweep ARGS` with the tiny test env registered (a process of its own)
 LAUNCH = (
     "import sys; sys.path.insert(0, sys.argv[1]); import trainer_fake_env; trainer_fake_env.register(); "
-    "from baselines.cli import train_main; from baselines.cli_sweep import sweep_main; "
+    "from baselines.cli.train import train_main; from baselines.cli.sweep import sweep_main; "
     "raise SystemExit({'train': train_main, 'sweep': sweep_main}[sys.argv[2]](sys.argv[3:]))"
 )
 PROCESS_TIMEOUT_S = 240  # per launch: a hung collective fails the test instead of the CI job

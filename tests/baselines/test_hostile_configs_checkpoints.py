@@ -11,9 +11,9 @@ from pathlib import Path
 import jax.numpy as jnp
 import pytest
 
-from baselines import checkpoint
-from baselines.checkpoint_checksums import CHECKSUMS_FILE
 from baselines.config import MAX_BASE_CHAIN, MAX_YAML_BYTES, ConfigError, load_config, read_config_file
+from baselines.run import checkpoint
+from baselines.run.checkpoint_checksums import CHECKSUMS_FILE
 from hivex_jax.cli import main
 
 pytestmark = pytest.mark.timeout(300)
@@ -67,16 +67,16 @@ class LongWorkReached(Exception):
 @pytest.fixture
 def nothing_long_starts(monkeypatch):
     """Training, evaluation and restoring a run's population raise `LongWorkReached` if reached."""
-    import baselines.evaluation
-    import baselines.runner
-    import baselines.transfer_matrix
+    import baselines.run.evaluation
+    import baselines.run.runner
+    import baselines.run.transfer_matrix
 
     def reached(*args, **kwargs):
         raise LongWorkReached
 
-    monkeypatch.setattr(baselines.runner, "run_training", reached)
-    monkeypatch.setattr(baselines.evaluation, "evaluate_run", reached)
-    monkeypatch.setattr(baselines.transfer_matrix, "load", reached)
+    monkeypatch.setattr(baselines.run.runner, "run_training", reached)
+    monkeypatch.setattr(baselines.run.evaluation, "evaluate_run", reached)
+    monkeypatch.setattr(baselines.run.transfer_matrix, "load", reached)
 
 
 def one_line(argv: list[str], files: Path, capsys) -> str:
@@ -182,7 +182,7 @@ def test_the_bounded_reader_keeps_what_configs_need(tmp_path):
 
 def test_a_saved_runs_config_goes_through_the_bounded_reader(files):
     """`hivex evaluate`'s library path (`evaluation.load_run`) reads config.yaml as the commands do."""
-    from baselines.evaluation import load_run
+    from baselines.run.evaluation import load_run
 
     with pytest.raises(ConfigError, match="YAML aliases are not accepted"):
         load_run(files / "bomb_run")

@@ -1,4 +1,4 @@
-"""The memorisation probe (`baselines.memorisation`, run by scripts/memorisation_probe.py) on the tiny
+"""The memorisation probe (`baselines.studies.memorisation`, run by scripts/memorisation_probe.py) on the tiny
 count-free env: pools train and are scored on their training and held-out worlds, the statistics are
 per-seed means with a t CI, and a second call resumes (skips finished pools, evaluates only new ones,
 refuses other settings)."""
@@ -11,8 +11,8 @@ import yaml
 from trainer_fake_env import TINY_CONFIG
 from transfer_fake_env import register
 
-from baselines import memorisation as probe
-from baselines import memorisation_report as report
+from baselines.studies import memorisation as probe
+from baselines.studies import memorisation_report as report
 
 ENV_ID = register()
 

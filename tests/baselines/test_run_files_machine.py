@@ -1,7 +1,7 @@
 """summary.json says what a run was measured on: the host CPU's model name and whether it has AVX-512 (XLA's
 CPU code, and so a long training's floats, can differ by it)."""
 
-from baselines.run_files import cpu_model
+from baselines.run.files import cpu_model
 
 CPUINFO = """processor\t: 0
 vendor_id\t: AuthenticAMD

@@ -23,7 +23,7 @@ def test_configs_exist():
         "drone_based_reforestation",
         "ocean_plastic_collection",
         "aerial_wildfire_suppression",
-    ):  # issue 16: IPPO and MAPPO on the CPU and a GPU config per env
+    ):  # IPPO and MAPPO on the CPU and a GPU config per env
         assert {f"ippo_{env}.yaml", f"mappo_{env}.yaml", f"ippo_{env}_gpu.yaml"} <= names
 
 
@@ -70,14 +70,16 @@ ADDED_KEYS = {
     "value_heads_anneal_updates": [0, 0],
     "train_env_params_anneal_updates": 0,
     "train_env_params_start": {},
+    "visual_encoder": "strided3",
+    "shared_encoder": False,
 }
 #: MAPPO's keys added since that record
 ADDED_MAPPO_KEYS = {"critic_local_visual": False, "critic_heads_local": False}
-#: deliberate changes to shipped configs since that record (issue 32: the main job trains on 500-decision
+#: deliberate changes to shipped configs since that record (the main job trains on 500-decision
 #: episodes and is scored on 32 held-out worlds), by the configs that inherit them
 NO_TEACHER = {"teacher_coef": 0.0, "teacher_where": "all", "teacher_anneal_updates": 0}
 OPC_CPU = ("ippo_ocean_plastic_collection.yaml", "mappo_ocean_plastic_collection.yaml")
-#: issue 32 (sessions 27-28): MAPPO's value heads read the agent's own obs, and its training hull grows to
+#: MAPPO's value heads read the agent's own obs, and its training hull grows to
 #: 10 m, so that its vessels collide at most as often as the cap (on IPPO's 7.5 m hull: 0.11 / 0.13)
 MAPPO_OPC_OWN = {"train_env_params": {"vessel_radius": 10.0}, "critic_heads_local": True}
 OPC_GPU = ("ippo_ocean_plastic_collection_gpu.yaml", "probe_ocean_plastic_collection_gpu.yaml")
@@ -97,7 +99,7 @@ CHANGED_SINCE = {
     "ippo_wind_farm_control_wakes_row4.yaml": {"train_env_params": {"max_steps": 500}},
     "mappo_wind_farm_control_wakes_row4.yaml": {"train_env_params": {"max_steps": 500}},
     "mappo_wind_farm_control_wakes.yaml": {"train_env_params": {"max_steps": 500}},
-    # issue 32: no teacher, and the border curriculum reaches the env's reward half way through training; the
+    # no teacher, and the border curriculum reaches the env's reward half way through training; the
     # closest approach and the border distances observed, a critic head for each -100 term
     **{
         name: {
@@ -118,9 +120,9 @@ CHANGED_SINCE = {
         }
         for name in OPC_GPU
     },
-    # issue 32: twice the budget, so that every seed of five reaches 0.75 of scripted
+    # twice the budget, so that every seed of five reaches 0.75 of scripted
     **{f"{algo}_drone_based_reforestation.yaml": {"total_env_steps": 819200} for algo in ("ippo", "mappo")},
-    # issue 32: a fifth of the entropy bonus, so that the stochastic policy meets 0.95 of scripted (the
+    # a fifth of the entropy bonus, so that the stochastic policy meets 0.95 of scripted (the
     # message demo keeps the 0.005 it was measured with)
     **{
         name: {"ent_coef": 0.001}
@@ -151,7 +153,7 @@ def test_the_flat_format_still_reads(name, tmp_path):
 
 
 #: training-only settings a MAPPO config sets apart from its IPPO twin; evaluation plays the same env
-#: (issue 32: MAPPO's OPC vessels collide over the cap on IPPO's 7.5 m training hull, within it on 10 m)
+#: (MAPPO's OPC vessels collide over the cap on IPPO's 7.5 m training hull, within it on 10 m)
 MAPPO_TRAINING_ONLY = {"mappo_ocean_plastic_collection.yaml": {"train_env_params"}}
 
 
@@ -184,7 +186,7 @@ def test_gpu_and_probe_configs_inherit_from_the_config_they_share_with(path):
 
 @pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.stem)
 def test_no_shipped_config_trains_with_a_crutch(path):
-    # issue 32: no teacher, and a training-only reward re-weighting must reach the env's own weights by half
+    # no teacher, and a training-only reward re-weighting must reach the env's own weights by half
     # way through training (a curriculum), so the second half learns the env's reward
     config = load_config(path)
     assert config.teacher_coef == 0, f"{path.name} trains with a teacher"

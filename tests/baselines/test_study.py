@@ -1,5 +1,5 @@
-"""`baselines.study`, the resumable cells -> train -> evaluate -> results harness the results page, the
-suite table, the memorisation probe and the messages demo run on: hand-made cells whose training writes
+"""`baselines.studies.study`, the resumable cells -> train -> evaluate -> results harness the results page,
+the suite table, the memorisation probe and the messages demo run on: hand-made cells whose training writes
 eval.json (no training, no jax)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from baselines.study import ROOT, CellError, ResultsFile, StudyCell, run_cells, train_args
+from baselines.studies.study import ROOT, CellError, ResultsFile, StudyCell, run_cells, train_args
 
 
 def _cells(tmp_path: Path, calls: list[str], fail: str | None = None) -> list[StudyCell]:
@@ -100,7 +100,7 @@ def test_train_args_fresh_and_resumed(tmp_path):
 
 
 def test_scripts_are_thin_command_lines():
-    """Library code lives in the packages: no script is over 300 lines (issue 31 item 5)."""
+    """Library code lives in the packages: no script is over 300 lines."""
     long = {
         p.name: n for p in (ROOT / "scripts").glob("*.py") if (n := len(p.read_text().splitlines())) > 300
     }
@@ -108,7 +108,7 @@ def test_scripts_are_thin_command_lines():
 
 
 def test_baselines_modules_stay_small():
-    """No module of `baselines/` (extensions included) is over 350 lines (issue 31 item 1)."""
+    """No module of `baselines/` (extensions included) is over 350 lines."""
     long = {
         str(p.relative_to(ROOT)): n
         for p in (ROOT / "baselines").rglob("*.py")
@@ -129,7 +129,7 @@ LOADS_BY_PATH = {
 
 def test_no_test_loads_a_script_by_path():
     """Tests import library code from the packages and run scripts only as commands (their own process):
-    no test loads a file by its path or imports a script's module (issue 31 item 5)."""
+    no test loads a file by its path or imports a script's module."""
     scripts = {p.stem for p in (ROOT / "scripts").glob("*.py")}
     found = {}
     for path in sorted((ROOT / "tests").rglob("*.py")):
@@ -167,10 +167,10 @@ def test_memorisation_probe_command_line_parses():
 
 def test_the_ppo_core_stays_lean():
     """`make_train` at most 200 lines with at most 12 branches, and every `mappo_<env>.yaml` at most 5 lines
-    (its IPPO twin plus what MAPPO changes; issue 31 items 1-2)."""
+    (its IPPO twin plus what MAPPO changes)."""
     import ast
 
-    tree = ast.parse((ROOT / "baselines" / "ppo.py").read_text())
+    tree = ast.parse((ROOT / "baselines" / "core" / "ppo.py").read_text())
     (make_train,) = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "make_train"]
     branches = [n for n in ast.walk(make_train) if isinstance(n, (ast.If, ast.IfExp, ast.Match))]
     assert make_train.end_lineno - make_train.lineno + 1 <= 200 and len(branches) <= 12

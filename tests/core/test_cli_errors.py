@@ -135,14 +135,14 @@ CASES = [
 
 @pytest.mark.parametrize(("argv", "expected"), CASES, ids=[" ".join(a) for a, _ in CASES])
 def test_user_error_is_one_line_with_status_2(argv, expected, files, capsys, monkeypatch):
-    import baselines.evaluation
-    import baselines.runner
+    import baselines.run.evaluation
+    import baselines.run.runner
 
     def must_not_run(*args, **kwargs):
         raise AssertionError("a user error must be reported before training or evaluating")
 
-    monkeypatch.setattr(baselines.runner, "run_training", must_not_run)
-    monkeypatch.setattr(baselines.evaluation, "evaluate_run", must_not_run)
+    monkeypatch.setattr(baselines.run.runner, "run_training", must_not_run)
+    monkeypatch.setattr(baselines.run.evaluation, "evaluate_run", must_not_run)
     monkeypatch.chdir(files)  # nothing any case might write lands in the repository
     argv = [a.replace("{tmp}", str(files)) for a in argv]
     expected = [e.replace("{tmp}", str(files)) for e in expected]
@@ -158,12 +158,12 @@ def test_param_bounds_from_make_are_one_line_errors(capsys):
 
 
 def test_existing_named_run_is_refused_before_training(files, capsys, monkeypatch):
-    import baselines.runner
+    import baselines.run.runner
 
     def must_not_train(*args, **kwargs):
         raise AssertionError("the check should have refused the run before training")
 
-    monkeypatch.setattr(baselines.runner, "run_training", must_not_train)
+    monkeypatch.setattr(baselines.run.runner, "run_training", must_not_train)
     (files / "runs" / "taken" / "checkpoints" / "3" / "meta").mkdir(parents=True)  # a committed step
     argv = ["train", "--out-dir", str(files / "runs"), "--name", "taken"]
     _assert_one_line_error(capsys, argv, ["already holds a run", "--resume"])

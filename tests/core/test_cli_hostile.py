@@ -191,16 +191,16 @@ def nothing_long_starts(monkeypatch):
     """Training, evaluation, benchmarking, GIF rendering and the server fail the test if reached."""
     import uvicorn
 
-    import baselines.evaluation
-    import baselines.runner
+    import baselines.run.evaluation
+    import baselines.run.runner
     import hivex_jax.bench
     import hivex_jax.eval.gif
 
     def must_not_run(*args, **kwargs):
         raise AssertionError("a bad invocation must be refused before any long work starts")
 
-    monkeypatch.setattr(baselines.runner, "run_training", must_not_run)
-    monkeypatch.setattr(baselines.evaluation, "evaluate_run", must_not_run)
+    monkeypatch.setattr(baselines.run.runner, "run_training", must_not_run)
+    monkeypatch.setattr(baselines.run.evaluation, "evaluate_run", must_not_run)
     monkeypatch.setattr(hivex_jax.bench, "measure", must_not_run)
     monkeypatch.setattr(hivex_jax.eval.gif, "episode_frames", must_not_run)
     monkeypatch.setattr(uvicorn, "run", must_not_run)

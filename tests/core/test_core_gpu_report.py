@@ -1,9 +1,9 @@
-"""`baselines.gpu_report` (printed by scripts/gpu_report_summary.py) turns a GPU report folder into the
-tables docs/benchmarks.md takes."""
+"""`baselines.studies.gpu_report` (printed by scripts/gpu_report_summary.py) turns a GPU report folder into
+the tables docs/benchmarks.md takes."""
 
 import json
 
-from baselines import gpu_report
+from baselines.studies import gpu_report
 
 
 def _train(seeds, seconds, updates=10, envs=4096, agents=8, env_id="WindFarmControl-v0"):

@@ -212,13 +212,13 @@ def checked_modules() -> list[tuple[str, str]]:
 def test_the_private_import_scan_finds_them():
     """The scan itself, on made-up modules."""
     source = (
-        "from baselines.cli_common import enable_compilation_cache\n"
+        "from baselines.cli.common import enable_compilation_cache\n"
         "from hivex_jax.interop._common import require\n"
         "import hivex_jax.interop._common\n"
         "def f():\n"
-        "    from baselines.cli import _hidden\n"
+        "    from baselines.cli.train import _hidden\n"
     )
-    found = private_imports(source, "baselines.cli_sweep")
+    found = private_imports(source, "baselines.cli.sweep")
     assert len(found) == 3 and "import _hidden" in found[2], found
     assert all("hivex_jax.interop._common" in line for line in found[:2]), found
     assert not private_imports(source.split("def")[0], "hivex_jax.interop.gymnasium")  # its own package's
@@ -229,8 +229,8 @@ def test_the_private_import_scan_finds_them():
 
 
 def test_no_private_name_is_imported_across_modules():
-    """`from baselines.cli import _helper` in another command is a hidden API: make it public (e.g. in
-    baselines/cli_common.py). tests/ may import private names of the code they test."""
+    """`from baselines.cli.train import _helper` in another command is a hidden API: make it public (e.g. in
+    baselines/cli/common.py). tests/ may import private names of the code they test."""
     found = [line for source, module in checked_modules() for line in private_imports(source, module)]
     assert not found, "private names imported from another module:\n" + "\n".join(found)
 
@@ -302,3 +302,62 @@ def test_pjrt_nproc_is_set_in_two_places():
     """One place for the code (the `hivex` command, the trainer's commands, the scripts call it) and one
     for the tests, whose child processes inherit it: no copy to keep in step."""
     assert pjrt_nproc_setters() == {"hivex_jax/cli_support.py", "tests/conftest.py"}
+
+
+# The trainer's parts, ranked as the library's are: a module may import its own part and parts of lower
+# rank. `baselines` (the package's __init__, `make_train` / `run_training`) and `baselines.cli.bench` (the
+# `python -m baselines.cli.bench` entry) sit on top; the library imports nothing from any of them.
+TRAINER_RANKS = {"config": 0, "core": 1, "run": 2, "cli": 3, "studies": 4, "baselines": 5, "bench": 5}
+
+
+def trainer_part(module: str) -> str:
+    """The layer name of a module inside baselines."""
+    pieces = module.split(".")
+    return "baselines" if len(pieces) == 1 else pieces[1]
+
+
+def trainer_imports() -> list[tuple[str, str]]:
+    """(importing module, imported module) for every import of a baselines module inside baselines."""
+    edges = []
+    for path in sorted((ROOT / "baselines").rglob("*.py")):
+        for name in imports(path):
+            if name.split(".")[0] == "baselines":
+                edges.append((module_name(path), name))
+    return edges
+
+
+def upward_trainer_imports(edges: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The (importer, imported) pairs of `edges` that point up a part of the trainer."""
+    return sorted(
+        {(a, b) for a, b in edges if TRAINER_RANKS[trainer_part(b)] > TRAINER_RANKS[trainer_part(a)]}
+    )
+
+
+def test_every_trainer_part_has_a_rank():
+    parts = {trainer_part(module_name(p)) for p in (ROOT / "baselines").rglob("*.py")}
+    assert parts <= set(TRAINER_RANKS), (
+        f"parts of baselines without a rank: {sorted(parts - set(TRAINER_RANKS))}"
+    )
+
+
+def test_the_trainer_rank_check_sees_upward_imports():
+    """The check itself, on made-up edges: config reaching the core, the core reaching the run layer and
+    a run module reaching a command are caught; the downward ones are not."""
+    edges = [
+        ("baselines.config.env", "baselines.core.kernels"),
+        ("baselines.core.training_env", "baselines.run.population"),
+        ("baselines.run.fused", "baselines.cli.sweep"),
+        ("baselines.cli.sweep", "baselines.run.fused"),
+        ("baselines.studies.study", "baselines.run.checkpoint"),
+        ("baselines", "baselines.run.runner"),
+    ]
+    assert upward_trainer_imports(edges) == sorted(edges[:3])
+    assert ("baselines.core.ppo", "baselines.core.training_env") in set(trainer_imports())
+
+
+def test_trainer_layers_only_point_down():
+    """No exception: config < core < run < cli < studies, every import (lazy ones included)."""
+    upward = upward_trainer_imports(trainer_imports())
+    assert not upward, (
+        f"imports that point up a part of the trainer (config < core < run < cli < studies): {upward}"
+    )

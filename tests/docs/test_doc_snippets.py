@@ -367,7 +367,7 @@ def parse(command: Command, monkeypatch) -> Parsed | None:
 def check_parsed(parsed: Parsed) -> None:
     """What parsing alone leaves unchecked: config keys and values, env ids and options (no compiling)."""
     from baselines.config import load_config, validate_env
-    from baselines.config_values import parse_overrides
+    from baselines.config.values import parse_overrides
     from hivex_jax.cli_support import make_checked
     from hivex_jax.core.errors import world_seeds
 
@@ -394,7 +394,7 @@ def check_parsed(parsed: Parsed) -> None:
     elif parsed.prog in ("hivex evaluate", "hivex transfer"):
         if ns.worlds not in (None, "stress"):
             world_seeds(ns.worlds, "--worlds")
-    elif parsed.prog.endswith("bench.py") and "updates" in ns:  # python -m baselines.bench
+    elif parsed.prog.endswith("bench.py") and "updates" in ns:  # python -m baselines.cli.bench
         validate_env(load_config(ns.config, overrides))
 
 

@@ -1,7 +1,8 @@
-"""Env pages stay references: every docs/envs/*.md is at most MAX_ENV_PAGE_LINES lines
-(what was tried, dated, lives in docs/experiments/), and every relative Markdown link of docs/envs/ and
-docs/experiments/ points at a file that exists and, with a `#anchor` into a Markdown page, at one of
-that page's headings (GitHub's anchors)."""
+"""Reference pages stay references: every docs/envs/*.md and docs/training.md is at most
+MAX_ENV_PAGE_LINES lines (what was tried, dated, lives in docs/experiments/; results, sweeps and tests on
+their own pages), and every relative Markdown link of the README, docs/, docs/envs/ and docs/experiments/
+points at a file that exists and, with a `#anchor` into a Markdown page, at one of that page's headings
+(GitHub's anchors)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 ENV_PAGES = sorted((ROOT / "docs" / "envs").glob("*.md"))
-LINKED_PAGES = ENV_PAGES + sorted((ROOT / "docs" / "experiments").glob("*.md"))
+LINKED_PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), *ENV_PAGES]
+LINKED_PAGES += sorted((ROOT / "docs" / "experiments").glob("*.md"))
 MAX_ENV_PAGE_LINES = 400
 FENCE = re.compile(r"^\s*(```+|~~~+)")
 CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1")
@@ -57,7 +59,7 @@ def test_the_slugs_are_githubs():
     assert "wakes-optional-not-in-hivex" in anchors(ROOT / "docs" / "envs" / "wind_farm_control.md")
 
 
-@pytest.mark.parametrize("path", ENV_PAGES, ids=rel)
+@pytest.mark.parametrize("path", [*ENV_PAGES, ROOT / "docs" / "training.md"], ids=rel)
 def test_env_page_is_a_reference_of_at_most_400_lines(path: Path):
     lines = len(path.read_text(encoding="utf-8").splitlines())
     assert lines <= MAX_ENV_PAGE_LINES, (
@@ -85,4 +87,4 @@ def test_relative_links_resolve(path: Path):
 
 def test_the_pages_are_found():
     """The parametrized tests above are not silently empty (a moved folder)."""
-    assert len(ENV_PAGES) == 5 and len(LINKED_PAGES) >= 10
+    assert len(ENV_PAGES) == 5 and len(LINKED_PAGES) >= 25

@@ -27,14 +27,19 @@ def test_the_pattern_finds_machine_paths():
     assert machine_paths("out_dir=runs/wfc docs/envs/x.md https://example.org/home/page") == []
 
 
-def test_no_page_names_a_machine_path():
-    assert len(PAGES) >= 15  # the glob found the pages
-    found = [
+def hits_in(paths: list[Path]) -> list[str]:
+    """`path:line: hit` for every machine path in the text of `paths`."""
+    return [
         f"{path.relative_to(ROOT)}:{n}: {hit}"
-        for path in PAGES
+        for path in paths
         for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
         for hit in machine_paths(line)
     ]
+
+
+def test_no_page_names_a_machine_path():
+    assert len(PAGES) >= 15  # the glob found the pages
+    found = hits_in(PAGES)
     assert not found, "machine-specific paths in the docs (write what they meant, e.g. runs/<name>):\n" + (
         "\n".join(found)
     )
@@ -42,12 +47,7 @@ def test_no_page_names_a_machine_path():
 
 def test_no_record_names_a_machine_path():
     assert len([p for p in RECORDS if p.suffix == ".json"]) >= 100  # the glob found the records
-    found = [
-        f"{path.relative_to(ROOT)}:{n}: {hit}"
-        for path in RECORDS
-        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
-        for hit in machine_paths(line)
-    ]
+    found = hits_in(RECORDS)
     assert not found, "machine-specific paths in the records (rewrite them relative to the repository):\n" + (
         "\n".join(found[:20])
     )

@@ -99,8 +99,8 @@ def test_two_file_worlds_keep_one_seed_per_world_played(tmp_path):
 
 
 def test_the_evaluation_header_says_how_many_distinct_episodes(tmp_path):
-    from baselines.evaluation import distinct_worlds
-    from baselines.run_files import _worlds_kind, format_results
+    from baselines.run.evaluation import distinct_worlds
+    from baselines.run.files import _worlds_kind, format_results
 
     env, _ = _file_env("WildfireResourceManagement-v0", tmp_path / "w")
     worlds, record = distinct_worlds(env, "6000:6004")
@@ -128,8 +128,8 @@ def test_hivex_evaluate_plays_a_wrm_file_world_once_and_says_so(tmp_path, capsys
 
     import yaml
 
-    from baselines.cli import train_main
-    from baselines.cli_evaluate import evaluate_main
+    from baselines.cli.evaluate import evaluate_main
+    from baselines.cli.train import train_main
 
     config = {
         "algo": "ippo",

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from baselines import checkpoint
 from baselines.config import load_config
+from baselines.run import checkpoint
 from hivex_jax.eval.hivex_cells import hivex_cell_of, uncomparable_reasons
 
 DBR = "DroneBasedReforestation-v0"
@@ -50,7 +50,7 @@ def test_reasons_by_hand():
 @pytest.fixture
 def fake_checkpoint(monkeypatch):
     """A run folder passes the checkpoint checks; the evaluation itself is replaced by a stub result."""
-    import baselines.hivex_eval
+    import baselines.run.hivex_eval
 
     monkeypatch.setattr(checkpoint, "latest_step", lambda run_dir: 1)
     monkeypatch.setattr(checkpoint, "read_meta", lambda run_dir: {})
@@ -63,7 +63,7 @@ def fake_checkpoint(monkeypatch):
         "test_run": {"agent_steps": 10, "summary_freq": 10, "test_seed": 6000, "runs": 1},
         "policies": {"stochastic": {"cell": 1.0, "runs": [{"mean": 1.0}], **length}},
     }
-    monkeypatch.setattr(baselines.hivex_eval, "evaluate_run_hivex", lambda *a, **k: dict(stub))
+    monkeypatch.setattr(baselines.run.hivex_eval, "evaluate_run_hivex", lambda *a, **k: dict(stub))
 
 
 @pytest.mark.parametrize(
@@ -75,7 +75,7 @@ def fake_checkpoint(monkeypatch):
     ],
 )
 def test_uncomparable_run_is_refused_in_one_line(tmp_path, capsys, fake_checkpoint, line, why):
-    from baselines.cli_evaluate import evaluate_main
+    from baselines.cli.evaluate import evaluate_main
 
     run = tmp_path / "run"
     run.mkdir()
@@ -100,7 +100,7 @@ def test_uncomparable_run_is_refused_in_one_line(tmp_path, capsys, fake_checkpoi
 
 
 def test_comparable_run_runs_without_the_flag(tmp_path, capsys, fake_checkpoint):
-    from baselines.cli_evaluate import evaluate_main
+    from baselines.cli.evaluate import evaluate_main
 
     run = tmp_path / "run"
     run.mkdir()

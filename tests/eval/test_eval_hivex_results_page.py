@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from baselines import study
+from baselines.studies import study
 from hivex_jax.eval import hivex_cells, hivex_records, results_page, results_trends
 from hivex_jax.eval.hivex_published import load_published
 
@@ -187,7 +187,7 @@ def test_run_gpu_trains_with_the_gpu_config_for_the_whole_budget_and_refuses_a_c
     """`run --gpu`: the cell's `<algo>_<env>_gpu.yaml` with the early stop off (after the cell's settings,
     before the user's overrides); a cell whose algo has no GPU config is refused in one line before
     anything trains."""
-    from baselines import hivex_results
+    from baselines.studies import hivex_results
 
     cell = hivex_cells.Cell("AerialWildfireSuppression-v0", 3, 4)
     assert hivex_results.cell_config(cell, gpu=True).name == "ippo_aerial_wildfire_suppression_gpu.yaml"

@@ -60,7 +60,7 @@ def _results(per_seed: dict[int, list[float]], **extra) -> dict:
 
 
 def test_the_zero_shot_evaluation_plot_names_its_override(tmp_path, saved):
-    from baselines.run_files import plot_eval
+    from baselines.run.files import plot_eval
 
     trained = {"env_id": "WindFarmControl-v0", "task": 0, "level": 0, "num_agents": 8}
     results = _results(
@@ -108,14 +108,14 @@ def test_two_seed_intervals_are_clipped_at_the_data_range_and_marked(tmp_path, s
 
 
 def test_a_sweep_over_algorithms_names_the_algorithm_per_row(tmp_path, saved, monkeypatch):
-    import baselines.runner
-    from baselines.cli_sweep import sweep_main
+    import baselines.run.runner
+    from baselines.cli.sweep import sweep_main
 
     def fake_run_training(config, run_dir, progress=True):  # training stubbed: the plot is under test
         block = {"mean": 7.5, "ci95": 0.5, "iqm": 7.5, "num_seeds": 2, "seed_min": 7.0, "seed_max": 8.0}
         return {"run_dir": str(run_dir), "eval": {"policies": {"greedy": {"summary": block}}}}
 
-    monkeypatch.setattr(baselines.runner, "run_training", fake_run_training)
+    monkeypatch.setattr(baselines.run.runner, "run_training", fake_run_training)
     config = tmp_path / "tiny.yaml"
     config.write_text(yaml.safe_dump({**TINY_CONFIG, "gif_frames": 0}))
     # one program per combination: run_training is what is stubbed (a fused lr grid trains for real)
@@ -130,7 +130,7 @@ def test_a_sweep_over_algorithms_names_the_algorithm_per_row(tmp_path, saved, mo
 
 
 def test_evaluation_files_name_the_last_world_played():
-    from baselines.cli_evaluate import worlds_tag
+    from baselines.cli.evaluate import worlds_tag
 
     assert worlds_tag("6000:6004") == "6000-6003"  # worlds 6000, 6001, 6002, 6003
     assert worlds_tag("6000:6001") == "6000"
@@ -142,8 +142,8 @@ def test_headers_print_no_level_for_an_env_without_one():
     from types import SimpleNamespace
 
     from baselines.config import from_dict
-    from baselines.hivex_eval import format_hivex_results
-    from baselines.runner import describe_run
+    from baselines.run.hivex_eval import format_hivex_results
+    from baselines.run.runner import describe_run
 
     config = from_dict({"env_id": "OceanPlasticCollection-v0", "level": None, "num_agents": 3})
     population = SimpleNamespace(

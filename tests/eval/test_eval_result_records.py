@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from fake_results import FAKE_HELD_OUT_DATE, FAKE_HIVEX_CELLS, FAKE_HIVEX_DATE, fake_hivex_folder
 
-from baselines import hivex_results, study
+from baselines.studies import hivex_results, study
 from hivex_jax.eval import hivex_records, result_records, results_page
 from hivex_jax.eval.hivex_cells import Cell
 
@@ -322,9 +322,9 @@ def test_run_fuse_trains_the_unfinished_cells_with_their_own_configs_into_their_
     """`run --fuse` hands the fused trainer each unfinished cell's config as `hivex train` would load it
     (the cell's shipped config, its settings, the overrides, its folder) and its cell folder; a finished
     cell is left out; the levels of one env and algo are one program, a MAPPO cell another."""
-    from baselines import cli_sweep
+    from baselines.cli import sweep as cli_sweep
     from baselines.config import load_config
-    from baselines.fused_plan import plan_programs
+    from baselines.run.fused_plan import plan_programs
     from hivex_jax.eval.hivex_cells import parse_cells, train_settings
 
     runs = tmp_path / "runs"

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from fake_results import FAKE_HIVEX_CELLS, fake_hivex_folder
 
-from baselines import hivex_results
+from baselines.studies import hivex_results
 from hivex_jax.eval import hivex_records, results_csv, results_sections
 from hivex_jax.eval.hivex_cells import Cell
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from fake_results import FAKE_HIVEX_CELLS, fake_hivex_folder
 
-from baselines import hivex_results
+from baselines.studies import hivex_results
 from hivex_jax.eval import hivex_records, results_format, results_page
 from hivex_jax.eval.hivex_cells import HIVEX_ENVS, Cell, cell_of_dirname, parse_cells
 

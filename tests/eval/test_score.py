@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import hivex_jax
-from baselines.run_files import format_results
+from baselines.run.files import format_results
 from hivex_jax.eval import rollout, score
 
 pytestmark = pytest.mark.timeout(300)
@@ -192,7 +192,7 @@ def _totals(returns: np.ndarray) -> dict[str, np.ndarray]:
 def test_the_evaluation_json_carries_the_normalised_score(scripted, random, normalised, fraction):
     """What `hivex train` and `hivex evaluate` write to eval.json (`HeldOutEvaluation.full`), here on
     hand-made totals: 2 seeds x 2 worlds x 1 agent, greedy mean 5, stochastic mean 2.5."""
-    from baselines.evaluation import HeldOutEvaluation
+    from baselines.run.evaluation import HeldOutEvaluation
 
     evaluation = object.__new__(HeldOutEvaluation)  # no compiled programs: only the JSON is under test
     evaluation.worlds, evaluation.distinct_episodes, evaluation.reward_term_names = (
@@ -216,8 +216,8 @@ def test_the_evaluation_json_carries_the_normalised_score(scripted, random, norm
 
 
 def test_transfer_cells_and_tables_carry_the_normalised_score():
-    from baselines import transfer_matrix as tm
     from baselines.config import load_config
+    from baselines.run import transfer_matrix as tm
 
     config = load_config(None, [])
     per_seed_world = np.array([[-0.7, -0.6], [-50.0, -40.0]])  # 2 seeds x 2 worlds: seed means -0.65, -45
@@ -240,7 +240,7 @@ def test_transfer_cells_and_tables_carry_the_normalised_score():
 
 
 def test_the_sweep_table_cell_is_the_normalised_score_or_says_why_not():
-    from baselines.cli_sweep import _normalised_text
+    from baselines.cli.sweep import _normalised_text
 
     def row(*means):  # greedy, stochastic, scripted, random
         return {

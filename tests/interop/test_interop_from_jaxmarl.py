@@ -82,7 +82,7 @@ def test_shorter_observations_are_zero_padded_and_bad_options_fail():
 @pytest.mark.slow
 def test_the_bundled_trainer_runs_on_it():
     from baselines.config import load_config
-    from baselines.population import get_population
+    from baselines.run.population import get_population
 
     config = load_config(
         "configs/ippo_jaxmarl_mpe_simple_spread.yaml",

@@ -1,6 +1,6 @@
 """The communication demo's designed task (configs/ippo_wildfire_resource_management_messages.yaml,
-`baselines.messages_demo`, run by scripts/messages_demo.py): a tower's performance is ~1 exactly while it
-sees fire and ~0.03 otherwise, so one honest bit per neighbour is what routing needs, and a controller that
+`baselines.studies.messages_demo`, run by scripts/messages_demo.py): a tower's performance is ~1 exactly while
+it sees fire and ~0.03 otherwise, so one honest bit per neighbour is what routing needs, and a controller that
 knows which neighbour sees fire earns far more than one that does not (the headroom a trained channel can
 take)."""
 
@@ -13,9 +13,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from baselines import messages_demo, messages_report
-from baselines.common import make_env
-from baselines.config import load_config
+from baselines.config import load_config, make_env
+from baselines.studies import messages_demo, messages_report
 from hivex_jax.envs.wildfire_resource_management import dynamics, rewards
 
 REPO = Path(__file__).resolve().parents[2]

@@ -1,5 +1,5 @@
-"""`baselines.opc_critic` (run by scripts/opc_critic_diagnosis.py) reads the critic's value before each
--100 event and by distance to the nearest vessel from trainer trajectories; hand-built arrays here."""
+"""`baselines.studies.opc_critic` (run by scripts/opc_critic_diagnosis.py) reads the critic's value before
+each -100 event and by distance to the nearest vessel from trainer trajectories; hand-built arrays here."""
 
 import subprocess
 import sys
@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from baselines import opc_critic
+from baselines.studies import opc_critic
 
 REPO = Path(__file__).resolve().parents[2]
 

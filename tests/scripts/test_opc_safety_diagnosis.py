@@ -1,13 +1,13 @@
-"""`baselines.opc_safety` (run by scripts/opc_safety_diagnosis.py) lends the scripted controller's border
-and vessel rules (and full throttle) to a trained policy exactly where those rules fire, and leaves every
-other decision alone."""
+"""`baselines.studies.opc_safety` (run by scripts/opc_safety_diagnosis.py) lends the scripted controller's
+border and vessel rules (and full throttle) to a trained policy exactly where those rules fire, and leaves
+every other decision alone."""
 
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
 import hivex_jax
-from baselines import opc_safety
+from baselines.studies import opc_safety
 from hivex_jax.envs.ocean_plastic_collection import heuristics
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from baselines import study, suite_results
+from baselines.studies import study, suite_results
 from hivex_jax.eval import suite_table
 
 REPO = Path(__file__).resolve().parents[2]
@@ -224,18 +224,28 @@ def test_table_write_refuses_to_drop_cells(suite, recorded, tmp_path):
     assert suite.measured_cells(page.read_text()) == ["IPPO WindFarmControl-v0"]
 
 
-def test_the_training_page_table_is_guarded(suite, tmp_path):
-    """docs/training.md as committed: the guard sees every cell of its suite table, and an empty records
+def test_the_results_page_table_is_guarded(suite, tmp_path):
+    """docs/results.md as committed: the guard sees every cell of its suite table, and an empty records
     folder may not replace them."""
-    page = (REPO / "docs" / "training.md").read_text()
+    page = (REPO / suite.RESULTS_PAGE).read_text()
     table = page.split(suite.MARKER_START)[1].split(suite.MARKER_END)[0]
     rows = [line for line in table.splitlines() if line.startswith("| ") and "| greedy |" in line]
     measured = suite.measured_cells(table)
     assert len(measured) == len(rows) > 0
-    copy = tmp_path / "training.md"
+    copy = tmp_path / "results.md"
     copy.write_text(page)
     with pytest.raises(ValueError, match=f"instead of its {len(measured)}, and these would vanish: "):
         suite.write_between_markers(copy, suite.table(suite.load_records(tmp_path / "no_records")))
+    assert copy.read_text() == page
+
+
+def test_the_results_page_table_is_what_the_committed_records_render(suite, tmp_path):
+    """`table --write docs/results.md` from the committed records leaves the page byte for byte as it is:
+    the page shows the records, not numbers edited by hand."""
+    page = (REPO / suite.RESULTS_PAGE).read_text()
+    copy = tmp_path / "results.md"
+    copy.write_text(page)
+    suite_results.main(["table", "--records", str(REPO / suite.RECORDS_DIR), "--write", str(copy)])
     assert copy.read_text() == page
 
 

@@ -10,11 +10,10 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from baselines import runner
-from baselines.common import make_env
-from baselines.config import from_dict
-from baselines.evaluation import get_evaluation
-from baselines.population import get_population
+from baselines.config import from_dict, make_env
+from baselines.run import runner
+from baselines.run.evaluation import get_evaluation
+from baselines.run.population import get_population
 from hivex_jax.core.seeding import world_key
 from hivex_jax.worlds.stress import with_stress_worlds
 

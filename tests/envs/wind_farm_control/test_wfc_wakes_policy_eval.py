@@ -1,4 +1,4 @@
-"""`baselines.wfc_wakes` (run by scripts/wfc_wakes_policy_eval.py): greedy / optimised / scripted /
+"""`baselines.studies.wfc_wakes` (run by scripts/wfc_wakes_policy_eval.py): greedy / optimised / scripted /
 trained farm power on the same held-out wind conditions, on a tiny trained run (2 turbines in a row along
 the wind)."""
 
@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 import hivex_jax
-from baselines import wfc_wakes
 from baselines.config import from_dict
-from baselines.runner import run_training
+from baselines.run.runner import run_training
+from baselines.studies import wfc_wakes
 from hivex_jax.envs.wind_farm_control import wakes
 
 WIND = {

@@ -1,0 +1,335 @@
+"""`hivex bench --train CONFIG --profile`: one update of a config split into its pieces (env step, rollout
+inference, GAE, PPO epochs), each compiled apart and timed after a warm-up, with the run's evaluation and
+host time apart and the learner's GFLOP/s beside a float32 matmul's on the same machine."""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+from baselines.cli.profile_report import PIECES
+from hivex_jax.cli_support import prepare_jax
+
+prepare_jax()  # PJRT_NPROC before jax starts a backend
+
+
+MATMUL_SIDE = 2048  # the float32 matmul the learner's GFLOP/s is set beside
+
+
+def _compiled(fn: Callable, *args: Any) -> tuple[Any, float]:
+    """`(jit(fn) compiled for args, compile seconds)`."""
+    start = time.perf_counter()
+    compiled = jax.jit(fn).lower(*args).compile()
+    return compiled, time.perf_counter() - start
+
+
+def _flops(compiled: Any) -> float:
+    """XLA's FLOP count of a compiled program (`cost_analysis`; a loop body is counted once)."""
+    analysis = compiled.cost_analysis()
+    if isinstance(analysis, (list, tuple)):  # older jax: one dict per computation
+        analysis = analysis[0] if analysis else {}
+    return float((analysis or {}).get("flops", float("nan")))
+
+
+def matmul_gflops(side: int = MATMUL_SIDE, repeats: int = 5) -> dict[str, float]:
+    """A float32 `side x side` matmul's GFLOP/s on the default device (2 side^3 FLOPs, median of
+    `repeats` after a warm-up): the machine's dense rate the learner's is set beside."""
+    a = jax.random.normal(jax.random.PRNGKey(0), (side, side), jnp.float32)
+    b = jax.random.normal(jax.random.PRNGKey(1), (side, side), jnp.float32)
+    compiled, _ = _compiled(jnp.matmul, a, b)
+    seconds = _median_run(compiled, (a, b), repeats)
+    return {"side": side, "seconds": seconds, "gflops_per_s": 2 * side**3 / seconds / 1e9}
+
+
+def _median_run(compiled: Any, args: tuple, repeats: int) -> float:
+    """Median wall seconds of `compiled(*args)` over `repeats` runs after one warm-up run."""
+    jax.block_until_ready(compiled(*args))
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        jax.block_until_ready(compiled(*args))
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def camera_summary(config: Any, traj: Any, actor_params: dict) -> dict[str, Any] | str:
+    """The actor's camera as the rollout stores it (shape, dtype in the buffer) and the features its
+    convolutions hand the first dense layer (`actor_params` of one seed); "none" for an env without
+    `obs["visual"]`."""
+    if "visual" not in traj.obs:
+        return "none"
+    # imported when run, not at the top: keeps the command's start (--help, argument errors) fast
+    from baselines.core.networks import ENCODER
+
+    shape = tuple(int(d) for d in traj.obs["visual"].shape[-3:])
+    dense = actor_params["params"][ENCODER]["Dense_0"]["kernel"].shape[-2]  # the flattened convs' features
+    return {
+        "shape": list(shape),
+        "buffer_dtype": str(traj.obs["visual"].dtype),
+        "visual_encoder": config.visual_encoder,
+        "cnn_channels": list(config.cnn_channels),
+        "features": int(dense),
+        "shared_encoder": config.shared_encoder,
+    }
+
+
+class UpdateProfile:
+    """One config's update, its pieces compiled apart on the population's state: `pieces` maps a name
+    of `PIECES` (and "update", "rollout": the whole update and the rollout as the trainer compiles them)
+    to `(compiled, args)`. Build it, then time it (`time_round`) interleaved with other profiles."""
+
+    def __init__(self, config: Any, evaluate: bool = True):
+        # imported when run, not at the top: keeps the command's start (--help, argument errors) fast
+        from baselines.core.ppo import make_train, ppo_epochs, trainable
+        from baselines.run.population import Population
+
+        self.config = config
+        self.train = train = make_train(config)
+        self.population = population = Population(train)
+        policy = train.policy
+        state = population.init()
+        self.compile_s: dict[str, float] = {}
+        self.times: dict[str, list[float]] = {}
+        # the trainer's chunk without donating its input (the pieces read the same state)
+        chunk, self.compile_s["update"] = _compiled(jax.vmap(train.update_chunk), state)
+        state, metrics = chunk(state)  # warm-up: the state a run has after some updates
+        jax.block_until_ready(state)
+        self.state = state
+        self.host_s = self._host_seconds(metrics)
+
+        rollout, self.compile_s["rollout"] = _compiled(jax.vmap(train.rollout), state)
+        after, (traj, _) = rollout(state)
+        prepare = jax.jit(jax.vmap(train.advantages))
+        gae_runner, gae_traj, advantages, targets = prepare(after, traj)
+        self.traj = traj
+        seeds = config.num_seeds
+        keys = jax.random.split(jax.random.PRNGKey(1), seeds)
+        space = train.env.action_space(train.env_params)
+        env_params = train.training_env.params_for(train.train_params, None)
+
+        def env_steps(env_state: Any, key: jax.Array) -> Any:
+            """`num_steps` steps of the `num_envs` envs with random actions; the observations kept as a
+            rollout keeps them."""
+
+            def step(carry: tuple, _: Any) -> tuple[tuple, Any]:
+                env_state, key = carry
+                key, k_action, k_step = jax.random.split(key, 3)
+                action = jax.vmap(space.sample)(jax.random.split(k_action, config.num_envs))
+                obs, env_state, reward, *_ = jax.vmap(train.training_env.step, (0, 0, 0, None))(
+                    jax.random.split(k_step, config.num_envs), env_state, action, env_params
+                )
+                return (env_state, key), (obs, reward)
+
+            return jax.lax.scan(step, (env_state, key), None, config.num_steps)[1]
+
+        def inference(runner: Any, traj: Any, key: jax.Array) -> Any:
+            """The rollout's networks over its observations: the policy's sample and log-prob, V(s_t) and
+            V of the next observation (the rollout's V(final obs))."""
+            critic_obs = traj.obs if traj.critic_obs is None else traj.critic_obs
+            next_obs = jax.tree.map(lambda x: jnp.roll(x, -1, axis=0), critic_obs)
+
+            def step(memory: Any, inputs: tuple) -> tuple[Any, tuple]:
+                obs, critic, next_critic, done, k = inputs
+                memory, dist, _ = policy.act(runner.params, obs, memory)
+                action = dist.sample(k)
+                value = train.value(runner.params, critic)
+                next_value = train.value(runner.params, next_critic)
+                return policy.next_memory(memory, done), (action, dist.log_prob(action), value, next_value)
+
+            done = traj.episode_end[..., 0]
+            inputs = (traj.obs, critic_obs, next_obs, done, jax.random.split(key, config.num_steps))
+            return jax.lax.scan(step, runner.memory, inputs)[1]
+
+        def gae(runner: Any, traj: Any) -> tuple:
+            returns_runner, _, advantages, targets = train.advantages(runner, traj)
+            return returns_runner.returns, advantages, targets
+
+        def epochs(runner: Any, traj: Any, advantages: Any, targets: Any, memory0: Any) -> tuple:
+            batch = policy.batch((traj, advantages, targets), memory0)
+            _, key = jax.random.split(runner.rng)
+            params, opt_state = trainable(runner.params), runner.opt_state
+            return ppo_epochs(train.learner(runner), policy, config, params, opt_state, key, batch)
+
+        self.pieces = {
+            "update": (chunk, (state,)),
+            "rollout": (rollout, (state,)),
+        }
+        arguments = {
+            "env_step": (jax.vmap(env_steps), (state.env_state, keys)),
+            "rollout_inference": (jax.vmap(inference), (state, traj, keys)),
+            "gae": (jax.vmap(gae), (after, traj)),
+            "ppo_epochs": (jax.vmap(epochs), (gae_runner, gae_traj, advantages, targets, state.memory)),
+        }
+        for name, (fn, args) in arguments.items():
+            compiled, self.compile_s[name] = _compiled(fn, *args)
+            self.pieces[name] = (compiled, args)
+            jax.block_until_ready(compiled(*args))  # warm-up
+
+        # FLOPs of the epochs: XLA counts a loop body once, so one minibatch step's, times the steps
+        def first_minibatch(traj: Any, advantages: Any, targets: Any, memory0: Any, key: jax.Array) -> Any:
+            batch = policy.batch((traj, advantages, targets), memory0)
+            return jax.tree.map(lambda x: x[0], policy.minibatches(key, batch, config.num_minibatches))
+
+        minibatch = jax.jit(jax.vmap(first_minibatch))(gae_traj, advantages, targets, state.memory, keys)
+        one_step = jax.vmap(lambda r, mb: train.learner(r)((trainable(r.params), r.opt_state), mb))
+        step_compiled, _ = _compiled(one_step, gae_runner, minibatch)
+        self.learner_flops = _flops(step_compiled) * config.update_epochs * config.num_minibatches
+        if config.recurrent != "none":  # the minibatch replays its sequences in a loop, counted once
+            self.learner_flops = float("nan")
+        self.actor_params = jax.tree.map(lambda x: x[0], state.params["actor"])
+        self.evaluation = self._evaluation() if evaluate else None
+
+    def time_round(self) -> None:
+        """Time every piece once (each already warmed up), and the evaluation, into `times`."""
+        for name, (compiled, args) in self.pieces.items():
+            start = time.perf_counter()
+            jax.block_until_ready(compiled(*args))
+            self.times.setdefault(name, []).append(time.perf_counter() - start)
+        if self.evaluation is not None:
+            start = time.perf_counter()
+            self.evaluation["evaluate"]()
+            self.times.setdefault("evaluation", []).append(time.perf_counter() - start)
+
+    def _host_seconds(self, metrics: dict) -> float:
+        """What the host loop does with a chunk's `metrics`, per update: fetch them, the finite check,
+        per-update rows and a metrics.csv row (checkpoints and evaluations not included)."""
+        # imported when run, not at the top: keeps the command's start (--help, argument errors) fast
+        import tempfile
+        from pathlib import Path
+
+        from baselines.run.distributed import fetch
+        from baselines.run.files import MetricsCSV, metric_names, per_update_metrics
+        from baselines.run.guards import first_nonfinite
+
+        jax.block_until_ready(metrics)
+        with tempfile.TemporaryDirectory() as folder:
+            csv_file = MetricsCSV(
+                Path(folder) / "metrics.csv", self.config.num_seeds, metric_names(self.config)
+            )
+            for _ in range(2):  # the second time: the first one's imports and file creation done
+                start = time.perf_counter()
+                raw = fetch(metrics)
+                first_nonfinite(raw, 0)
+                csv_file.append(0, self.config.steps_per_update, 0.0, per_update_metrics(raw))
+                seconds = time.perf_counter() - start
+        return seconds / self.config.chunk_updates
+
+    def _evaluation(self) -> dict[str, Any]:
+        """The held-out evaluation of the config's test worlds (greedy and stochastic, every seed) by the
+        trained-policy evaluator a run uses, after its first call (compile and play), which is timed here;
+        `evaluate()` plays it again (`time_round`)."""
+        # imported when run, not at the top: keeps the command's start (--help, argument errors) fast
+        from baselines.run.evaluation import get_evaluation
+
+        evaluation = get_evaluation(self.population, self.config.test_worlds)
+        start = time.perf_counter()
+        evaluation.trained_totals(self.state.params)
+        return {
+            "worlds": len(evaluation.worlds),
+            "first_call_s": time.perf_counter() - start,
+            "evaluate": lambda: evaluation.trained_totals(self.state.params),
+        }
+
+    def summary(self, run_config: Any) -> dict[str, Any]:
+        """The medians, shares and rates (`run_config`: the config as a run uses it, for how often it
+        evaluates and how many updates it runs)."""
+        config, train = self.config, self.train
+        median = {name: statistics.median(times) for name, times in self.times.items()}
+        update_s = median["update"] / config.chunk_updates
+        pieces_s = sum(median[name] for name in PIECES)
+        agent_steps = config.steps_per_update * config.num_seeds * train.env.num_agents
+        out: dict[str, Any] = {
+            "env_id": config.env_id,
+            "algo": config.algo,
+            "num_seeds": config.num_seeds,
+            "num_envs": config.num_envs,
+            "num_steps": config.num_steps,
+            "num_agents": train.env.num_agents,
+            "update_epochs": config.update_epochs,
+            "num_minibatches": config.num_minibatches,
+            "visual_encoder": config.visual_encoder,
+            "shared_encoder": config.shared_encoder,
+            "camera": camera_summary(config, self.traj, self.actor_params),
+            "pieces": {
+                name: {
+                    "seconds": median[name],
+                    "share": median[name] / pieces_s,
+                    "compile_s": self.compile_s[name],
+                    "all": self.times[name],
+                }
+                for name in PIECES
+            },
+            "sum_of_pieces_s": pieces_s,
+            "update_s": update_s,  # the whole update as the trainer compiles it (a chunk / its updates)
+            "rollout_s": median["rollout"],  # env step and inference in the trainer's one program
+            "pieces_over_update": pieces_s / update_s,
+            "update_compile_s": self.compile_s["update"],
+            "agent_steps_per_s": agent_steps / update_s,
+            "host_s_per_update": self.host_s,
+            "learner": {
+                "flops_per_update": self.learner_flops,
+                "gflops_per_s": self.learner_flops / median["ppo_epochs"] / 1e9,
+                "flops_per_agent_step": self.learner_flops / agent_steps,
+            },
+        }
+        if self.evaluation is not None:
+            chunks, every = run_config.num_chunks, run_config.eval_every  # as baselines.run.runner evaluates
+            evaluations = sum(1 for c in range(1, chunks + 1) if (every and c % every == 0) or c == chunks)
+            evaluation = {k: v for k, v in self.evaluation.items() if k != "evaluate"}
+            evaluation.update(per_run=evaluations, seconds=median["evaluation"], all=self.times["evaluation"])
+            evaluation["per_update_s"] = evaluation["seconds"] * evaluations / run_config.num_updates
+            out["evaluation"] = evaluation
+        return out
+
+
+def train_profile(
+    config_path: str | None,
+    overrides: list[str],
+    num_updates: int,
+    variants: list[list[str]] | None = None,
+    repeats: int = 3,
+    evaluate: bool = True,
+) -> dict[str, Any]:
+    """Profile one update of the config (with `overrides`), and of each of `variants` (more overrides on
+    top), in this process: each piece compiled apart and timed after a warm-up, `repeats` rounds
+    interleaved over the variants (so each ratio is taken on the same machine state), the whole update
+    as a chunk of `num_updates`; the learner's GFLOP/s beside a float32 2,048^2 matmul's."""
+    # imported when run, not at the top: keeps the command's start (--help, argument errors) fast
+    from baselines.config import load_config
+
+    variants = [[]] + [list(v) for v in variants or []]
+    profiles, run_configs = [], []
+    for extra in variants:
+        run_configs.append(load_config(config_path, [*overrides, *extra]))
+        config = load_config(config_path, [*overrides, *extra, f"chunk_updates={int(num_updates)}"])
+        profiles.append(UpdateProfile(config, evaluate))
+    matmul = matmul_gflops()
+    for _ in range(repeats):
+        for profile in profiles:
+            profile.time_round()
+    results = []
+    for extra, profile, run_config in zip(variants, profiles, run_configs, strict=True):
+        summary = {"overrides": extra, **profile.summary(run_config)}
+        summary["learner"]["of_matmul"] = summary["learner"]["gflops_per_s"] / matmul["gflops_per_s"]
+        results.append(summary)
+    first = results[0]
+    for summary in results:
+        summary["ratio_to_first"] = {
+            name: summary["pieces"][name]["seconds"] / first["pieces"][name]["seconds"] for name in PIECES
+        } | {"update": summary["update_s"] / first["update_s"]}
+    return {
+        "config": config_path,
+        "overrides": list(overrides),
+        "num_updates": int(num_updates),
+        "repeats": int(repeats),
+        "backend": jax.default_backend(),
+        "device": jax.devices()[0].device_kind,
+        "jax_version": jax.__version__,
+        "matmul": matmul,
+        "variants": results,
+    }

@@ -1,0 +1,90 @@
+"""The profile of `hivex bench --train CONFIG --profile` (`baselines.cli.profile.train_profile`) as a text
+table: one row per piece of an update, then the evaluation, host time and the learner's GFLOP/s."""
+
+from __future__ import annotations
+
+from typing import Any
+
+# ------------------------------------------------------------------------------------------ profile
+#: the pieces of one update the profile compiles and times apart, in the order an update runs them
+PIECES = {
+    "env_step": "env step (random actions)",
+    "rollout_inference": "rollout inference (policy + critic)",
+    "gae": "GAE",
+    "ppo_epochs": "PPO epochs (fwd + bwd, actor + critic)",
+}
+
+
+def profile_table(profile: dict[str, Any]) -> str:
+    """The profile as a plain-text table: a column per variant (time per update, share of the pieces,
+    ratio to the first variant), then the whole update, host, evaluation, learner and camera rows."""
+    variants = profile["variants"]
+    names = ["config"] + [f"variant {i}" for i in range(1, len(variants))]
+    width = 26
+    lines = [f"variant {i}: {' '.join(v['overrides'])}" for i, v in enumerate(variants) if i]
+    lines.append(f"{'seconds per update':40s}" + "".join(f"  {n:>{width}s}" for n in names))
+
+    def row(label: str, cells: list[str]) -> None:
+        lines.append(f"{label[:40]:40s}" + "".join(f"  {c:>{width}s}" for c in cells))
+
+    for name, label in PIECES.items():
+        cells = []
+        for v in variants:
+            piece = v["pieces"][name]
+            ratio = f", {v['ratio_to_first'][name]:.2f}x" if v is not variants[0] else ""
+            cells.append(f"{piece['seconds']:.3g} s ({100 * piece['share']:.1f} %{ratio})")
+        row(label, cells)
+    row("sum of the pieces", [f"{v['sum_of_pieces_s']:.3g} s" for v in variants])
+    row(
+        "whole update (the trainer's program)",
+        [
+            f"{v['update_s']:.3g} s"
+            + (f" ({v['ratio_to_first']['update']:.2f}x)" if v is not variants[0] else "")
+            for v in variants
+        ],
+    )
+    row("  pieces / whole update", [f"{v['pieces_over_update']:.2f}" for v in variants])
+    row("  rollout (env + inference, one program)", [f"{v['rollout_s']:.3g} s" for v in variants])
+    row("  agent-steps/s (whole update)", [f"{v['agent_steps_per_s']:.4g}" for v in variants])
+    row("host (metrics fetch, checks, CSV row)", [f"{v['host_s_per_update']:.2g} s" for v in variants])
+    if all("evaluation" in v for v in variants):
+        row(
+            "evaluation: one, test worlds",
+            [
+                f"{v['evaluation']['seconds']:.3g} s ({_count(v['evaluation']['worlds'], 'world')})"
+                for v in variants
+            ],
+        )
+        row(
+            "  per update of a run",
+            [
+                f"{v['evaluation']['per_update_s']:.3g} s ({v['evaluation']['per_run']} per run)"
+                for v in variants
+            ],
+        )
+    row("learner GFLOP/s (PPO epochs)", [f"{v['learner']['gflops_per_s']:.3g}" for v in variants])
+    row("  learner FLOPs per agent-step", [f"{v['learner']['flops_per_agent_step']:.3g}" for v in variants])
+    row("  of the matmul's GFLOP/s", [f"{v['learner']['of_matmul']:.2f}" for v in variants])
+    row("camera (in the rollout buffer)", [_camera_text(v["camera"]) for v in variants])
+    row("  image features into the dense layer", [_camera_features(v["camera"]) for v in variants])
+    matmul = profile["matmul"]
+    lines.append(
+        f"float32 {matmul['side']:,}^2 matmul: {matmul['gflops_per_s']:.3g} GFLOP/s; "
+        f"{profile['device']} ({profile['backend']}), jax {profile['jax_version']}, "
+        f"median of {profile['repeats']} rounds"
+    )
+    return "\n".join(lines)
+
+
+def _count(n: int, thing: str) -> str:
+    return f"{n} {thing}" + ("" if n == 1 else "s")
+
+
+def _camera_text(camera: Any) -> str:
+    if camera == "none":
+        return "none"
+    return f"{'x'.join(str(d) for d in camera['shape'])} {camera['buffer_dtype']}, {camera['visual_encoder']}"
+
+
+def _camera_features(camera: Any) -> str:
+    return "none" if camera == "none" else f"{camera['features']:,}"

@@ -1,0 +1,349 @@
+"""PPO for many agents, IPPO and MAPPO in one lean trainer that reads top to bottom (PureJaxRL style).
+
+`make_train(config)` returns jittable `init(key)` and `update_chunk(runner)`; the chunk scans
+`config.chunk_updates` PPO updates, each: a `num_steps` rollout of `num_envs` envs, GAE, then
+`update_epochs` epochs of `num_minibatches` clipped-PPO steps. Seeds are a `vmap` axis
+(`baselines.run.population`). Arrays are `[T, num_envs, num_agents, ...]` until the policy batches them;
+the kernels (GAE, PPO loss, minibatches, optimiser, running statistics) are in `baselines.core.kernels`.
+
+The core asks each concern for its part and does not branch on it:
+- the actor (`baselines.core.policy`): feed-forward or `recurrent="gru"` behind one interface. A recurrent
+  actor keeps its GRU state per (env, agent) in `RunnerState.memory`, starts from the initial state on an
+  episode's first observation (each transition records that flag), and its update replays whole env
+  sequences from the state each started with; the critic stays feed-forward.
+- what the networks and GAE read (`baselines.core.inputs`): the critic's input (IPPO: the agent's own
+  observation; MAPPO: the env's `global_state` plus the agent's one-hot id, by `config.algo`),
+  `obs_normalization` (running stats in `params["obs_norm"]`, fixed through a rollout and its epochs)
+  and `reward_scaling="return_std"` (rewards GAE reads divided by the running std of the discounted
+  return, kept in `RunnerState.returns`).
+- the value (`baselines.core.value_heads`): one, or with `value_heads` one per named reward term besides the
+  rest, each with its own GAE; the policy reads the sum of the heads' advantages.
+- training-only recipes (`baselines.core.extensions`): a training-reward transform after each env step
+  (reward-term re-weighting with its anneal, reward sharing) and auxiliary losses (the teacher: extra
+  fields recorded in `Transition.extras`, a term added to the loss with its own metrics).
+Every switch off (the default) gives the program without it, bit for bit.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import optax
+from flax import struct
+
+from baselines.config import PPOConfig, check_env_fit, make_env, training_params
+from baselines.core import extensions
+from baselines.core import member as members
+from baselines.core.inputs import CriticInput, ObsNormalization, ReturnScaler
+from baselines.core.inputs import critic_inputs as critic_inputs  # re-exported: MAPPO's critic input
+from baselines.core.kernels import (
+    ReturnScaling,
+    example_obs,
+    finite_flags,
+    make_optimizer,
+    ppo_loss,
+    rollout_metrics,
+)
+from baselines.core.networks import make_critic
+from baselines.core.policy import PolicyMemory, action_readout, make_policy
+from baselines.core.training_env import TrainingEnv
+from baselines.core.value_heads import ValueHeads
+
+
+# ------------------------------------------------------------------------------------------ state
+@struct.dataclass
+class RunnerState:
+    """Everything a resumed run needs (one seed; the host stacks seeds on a leading axis)."""
+
+    params: Any  # {"actor": ..., "critic": ...} (+ "obs_norm": {"actor"(, "critic"): RunningMeanStd})
+    opt_state: Any  # optax state of params' actor and critic, including the schedule's count
+    env_state: Any  # [num_envs, ...] EpisodeStatistics(WorldPool(env)) states
+    obs: Any  # [num_envs, A, ...] current observations
+    rng: jax.Array  # u32[2]
+    update: jax.Array  # i32[], updates done
+    returns: ReturnScaling | None = None  # reward_scaling="return_std" only (None: no leaves)
+    memory: PolicyMemory | None = None  # recurrent only (None: no leaves)
+
+
+@struct.dataclass
+class Transition:
+    """One step of a rollout, shaped `[num_envs, A, ...]` (a scan stacks a leading T)."""
+
+    obs: Any  # actor input
+    critic_obs: Any  # critic input; None for IPPO, whose critic reads `obs` (not stored twice)
+    action: dict
+    log_prob: jax.Array  # f32[N, A]
+    value: jax.Array  # f32[N, A], V(s_t) (with value_heads: f32[N, A, 1 + K] here and below)
+    next_value: jax.Array  # f32[N, A], V(s_{t+1}) before any reset: V(final obs) at an episode's end
+    reward: jax.Array  # f32[N, A], the training reward (after the extensions' transforms), split by head
+    terminated: jax.Array  # bool[N, A], no bootstrap
+    episode_end: jax.Array  # bool[N, A], the episode ended here (terminated or truncated): cut GAE
+    active: jax.Array  # bool[N, A], agent acted this step (loss mask)
+    discounted_return: jax.Array | None = None  # f32[N, A], reward_scaling="return_std" only
+    episode_start: jax.Array | None = None  # bool[N, A], recurrent only: obs is an episode's first
+    extras: dict = struct.field(default_factory=dict)  # what auxiliary losses record (teacher_action...)
+
+
+@dataclass(frozen=True)
+class Train:
+    """What `make_train` returns. `init(key) -> RunnerState` and `update_chunk(RunnerState) ->
+    (RunnerState, metrics [K, ...])` are pure and jittable (one seed; vmap them over seeds);
+    `act(params, obs [A, ...], key, greedy) -> action` is the trained policy for evaluation;
+    `rollout(RunnerState)` collects one update's trajectory (for tests and inspection).
+
+    Recurrent actors (`recurrent != "none"`) act through `policy_step(params, obs [..., A, ...], hidden
+    [..., A, H], episode_start bool[..., A]) -> (hidden, HybridDistribution)` from
+    `initial_memory(lead_shape) -> f32[*lead_shape, H]` (`act` refuses them); `replay(params, traj
+    [T, n, A, ...], hidden0 [n, A, H]) -> (log_prob, entropy_continuous, entropy_discrete)` f32[T, n, A]
+    is what the update recomputes from a rollout. `policy` is the actor's interface
+    (`baselines.core.policy`)."""
+
+    config: PPOConfig
+    env: Any
+    env_params: Any
+    init: Callable[[jax.Array], RunnerState]
+    update_chunk: Callable[..., tuple[RunnerState, dict]]
+    act: Callable[[Any, dict, jax.Array, bool], dict]
+    rollout: Callable[[RunnerState], tuple[RunnerState, tuple[Transition, dict]]]
+    policy_step: Callable[..., tuple[jax.Array, Any]] | None = None
+    initial_memory: Callable[[tuple[int, ...]], jax.Array] | None = None
+    replay: Callable[[Any, Transition, jax.Array], tuple[jax.Array, ...]] | None = None
+    policy: Any = None
+    training_env: Any = None  # the env stack with its world pool (a fused sweep compares members' pools)
+    train_params: Any = None  # the EnvParams training plays (`env_params` + `train_env_params`)
+    # the update's stages apart (`hivex bench --train --profile` compiles and times each): `value(params,
+    # critic_obs)`, `advantages(runner, traj) -> (runner, traj, advantages, targets)` (GAE) and
+    # `learner(runner) -> minibatch step` (what `ppo_epochs` runs at that runner's update)
+    value: Callable[[dict, dict], jax.Array] | None = None
+    advantages: Callable[..., tuple] | None = None
+    learner: Callable[..., Callable] | None = None
+
+
+def trainable(params: dict) -> dict:
+    """The parameters the optimiser updates (not the running stats)."""
+    return {"actor": params["actor"], "critic": params["critic"]}
+
+
+def minibatch_update(loss: Callable[[dict, tuple], tuple[jax.Array, dict]], optimizer: Any) -> Callable:
+    """One optimiser step on `loss(params, minibatch) -> (loss, metrics)`: the scan body
+    `((params, opt_state), minibatch) -> ((params, opt_state), metrics)`."""
+
+    def step(carry: tuple, minibatch: tuple) -> tuple[tuple, dict]:
+        params, opt_state = carry
+        grads, metrics = jax.grad(loss, has_aux=True)(params, minibatch)
+        updates, opt_state = optimizer.update(grads, opt_state, params)
+        return (optax.apply_updates(params, updates), opt_state), metrics
+
+    return step
+
+
+def ppo_epochs(
+    step: Callable, policy: Any, config: PPOConfig, params: dict, opt_state: Any, key: jax.Array, batch: tuple
+) -> tuple[tuple[dict, Any], dict]:
+    """`config.update_epochs` epochs of `config.num_minibatches` `step`s over `batch` (`policy.batch` of a
+    rollout), reshuffled each epoch: `((params, opt_state), metrics [E, M])`."""
+
+    def epoch(carry: tuple, _: Any) -> tuple[tuple, dict]:
+        params, opt_state, key = carry
+        key, k_shuffle = jax.random.split(key)
+        minibatches = policy.minibatches(k_shuffle, batch, config.num_minibatches)
+        (params, opt_state), metrics = jax.lax.scan(step, (params, opt_state), minibatches)
+        return (params, opt_state, key), metrics
+
+    (params, opt_state, _), metrics = jax.lax.scan(
+        epoch, (params, opt_state, key), None, config.update_epochs
+    )
+    return (params, opt_state), metrics
+
+
+# -------------------------------------------------------------------------------------- the trainer
+def make_train(
+    config: PPOConfig, env: Any = None, env_params: Any = None, member_worlds: Any = None, **pool: bool
+) -> Train:
+    """Build `init` / `update_chunk` / `act` of `config.algo` (ippo or mappo) for `config` (env made from
+    the config if not given; `member_worlds`, `pool_as_data=`: a fused member's pool: `TrainingEnv.of`)."""
+    if env is None:
+        env, env_params = make_env(config)
+    check_env_fit(config, env, env_params)  # a one-line ConfigError before anything compiles
+    train_params = training_params(config, env_params)  # evaluation plays env_params
+    training_env = TrainingEnv.of(config, env, train_params, member_worlds, **pool)
+    num_envs, num_agents = config.num_envs, env.num_agents
+    normalization = ObsNormalization(config)
+    critic_input = CriticInput(config, env, train_params, training_env)
+    policy = make_policy(config, env, normalization.actor_view)
+    value_heads = ValueHeads(config, env, train_params)
+    critic = make_critic(config, value_heads.count)
+    optimizer = make_optimizer(config)
+    return_scaler = ReturnScaler(config)
+    training_reward = extensions.training_reward(config, env, train_params)
+    training_env_params = extensions.EnvParamsAnneal(config, env_params)  # train_env_params' curriculum
+    auxiliary_losses = extensions.auxiliary_losses(config, env)
+    data = functools.partial(members.value, config, train_params)  # (member, key): a member's or the config's
+
+    def value_of(params: dict, critic_obs: dict) -> jax.Array:
+        return critic.apply(params, normalization.critic_view(params, critic_obs))
+
+    # ------------------------------------------------------------------------------------ init
+    def init(key: jax.Array, member: dict | None = None) -> RunnerState:
+        """One seed's runner state (of a fused `member`'s env setting and worlds, one row of its
+        `member_data`). Call it outside `vmap` (orthogonal init uses QR; see population)."""
+        k_actor, k_critic, k_env, k_run = jax.random.split(key, 4)
+        reset_params = data(member, "env_params")
+        obs, env_state = jax.vmap(training_env.reset, (0, None))(
+            jax.random.split(k_env, num_envs), training_env.params_for(reset_params, member)
+        )
+        critic_obs = critic_input(env_state, obs, reset_params)
+        params = {
+            "actor": policy.init(k_actor, example_obs(env, env_params), num_agents),
+            "critic": critic.init(k_critic, jax.tree.map(lambda x: x[0], critic_obs)),  # shapes only
+        }
+        opt_state = optimizer.init(trainable(params))
+        params = normalization.init(params, obs, critic_obs)  # the first rollout acts on normalised obs
+        returns = return_scaler.init(num_envs, num_agents)
+        memory = policy.runner_memory(num_envs, num_agents)
+        return RunnerState(params, opt_state, env_state, obs, k_run, jnp.int32(0), returns, memory)
+
+    # --------------------------------------------------------------------------------- rollout
+    def env_step(
+        runner: RunnerState, _: Any, member: dict | None = None
+    ) -> tuple[RunnerState, tuple[Transition, dict]]:
+        step_params = training_env_params(data(member, "env_params"), runner.update, member)
+        rng, k_action, k_env = jax.random.split(runner.rng, 3)
+        params = runner.params
+        memory, dist, episode_start = policy.act(params, runner.obs, runner.memory)  # batch [N, A]
+        action = dist.sample(k_action)
+        critic_obs = critic_input(runner.env_state, runner.obs, step_params)
+        value = value_of(params, critic_obs)
+        params_or_worlds = training_env.params_for(step_params, member)  # a fused member's own worlds
+        obs, env_state, reward, terminated, _, info, final_obs, final_state = jax.vmap(
+            training_env.step, (0, 0, 0, None)
+        )(jax.random.split(k_env, num_envs), runner.env_state, action, params_or_worlds)
+        # the reward learnt from; info["episode"] (the "return" metrics) keeps the env's
+        reward = training_reward(info, reward, info["active"], runner.update, member)
+        # V of where the step got before auto-reset (observation or global state): the truncation bootstrap
+        next_value = value_of(params, critic_input(final_state, final_obs, step_params))
+        episode_end = jnp.broadcast_to(info["done"][:, None], terminated.shape)
+        returns, discounted = return_scaler.step(runner.returns, reward, episode_end)
+        transition = Transition(
+            obs=runner.obs,
+            critic_obs=critic_input.stored(critic_obs),
+            action=action,
+            log_prob=dist.log_prob(action),
+            value=value,
+            next_value=next_value,
+            reward=value_heads.split(info, reward, info["active"], runner.update, member),
+            terminated=terminated,
+            episode_end=episode_end,
+            active=info["active"],
+            discounted_return=discounted,
+            episode_start=episode_start,
+            extras={
+                k: v for aux in auxiliary_losses for k, v in aux.record(runner.obs, info, step_params).items()
+            },
+        )
+        episode = {k: info["episode"][k] for k in ("done", "return", "length")}
+        memory = policy.next_memory(memory, info["done"])  # the obs just returned may start an episode
+        runner = replace(runner, obs=obs, env_state=env_state, rng=rng, returns=returns, memory=memory)
+        return runner, (transition, episode)
+
+    def rollout(
+        runner: RunnerState, member: dict | None = None
+    ) -> tuple[RunnerState, tuple[Transition, dict]]:
+        """`num_steps` env steps: the trajectory `[T, N, A, ...]` and the finished-episode records."""
+        return jax.lax.scan(lambda r, x: env_step(r, x, member), runner, None, config.num_steps)
+
+    # ------------------------------------------------------------------------------------ loss
+    def readout(dist: Any, action: dict, extras: dict) -> tuple:
+        """Per (replayed) step: log_prob, the entropy parts, then each auxiliary loss's readout."""
+        return (
+            *action_readout(dist, action, extras),
+            *(aux.readout(dist, extras) for aux in auxiliary_losses),
+        )
+
+    def loss_fn(
+        params: dict, obs_norm: Any, minibatch: tuple, coefficients: tuple, member: dict | None = None
+    ) -> tuple[jax.Array, dict]:
+        """PPO's clipped loss on a minibatch (the policy's layout: flat steps or whole sequences), plus
+        each auxiliary loss's term weighted by its `coefficients` entry."""
+        views = {} if obs_norm is None else {"obs_norm": obs_norm}  # the stats the rollout acted with
+        (traj, advantages, targets), out = policy.replay({**views, **params}, minibatch, readout)
+        log_prob, entropy_continuous, entropy_discrete, *aux_out = out
+        loss, metrics = ppo_loss(
+            log_prob,
+            traj.log_prob,
+            advantages,
+            entropy_continuous + entropy_discrete,
+            critic.apply(params, normalization.critic_view(views, critic_input.of(traj))),
+            traj.value,
+            targets,
+            traj.active,
+            data(member, "clip_eps"),
+            data(member, "clip_value_eps"),
+            data(member, "vf_coef"),
+            data(member, "ent_coef"),
+            config.normalize_advantages,
+            members.entropy_bonus(config, entropy_continuous, entropy_discrete, member),
+            value_clipping=config.clip_value_eps > 0,
+        )
+        for aux, coefficient, aux_readout in zip(auxiliary_losses, coefficients, aux_out, strict=True):
+            term, aux_metrics = aux.loss(coefficient, aux_readout, traj)
+            loss = loss + term
+            metrics = {**metrics, "loss": loss, **aux_metrics}
+        return loss, metrics
+
+    # ---------------------------------------------------- one update: rollout, GAE, PPO epochs
+    def advantages(runner: RunnerState, traj: Transition, member: dict | None = None) -> tuple:
+        """`(runner, traj, advantages, targets)`: GAE per value head on the rewards GAE reads (the return
+        scaling's stats merged into `runner`)."""
+        returns, rewards, traj = return_scaler.scale(runner.returns, traj)
+        gamma, gamma_lambda = data(member, "gamma"), data(member, "gamma_lambda")
+        adv, targets = value_heads.gae(runner.update, rewards, traj, gamma, config.gae_lambda, gamma_lambda)
+        return replace(runner, returns=returns), traj, adv, targets
+
+    def learner(runner: RunnerState, member: dict | None = None) -> Callable:
+        """The clipped-PPO minibatch step of `runner`'s update (the obs stats its rollout acted with)."""
+        obs_norm = runner.params.get("obs_norm")  # fixed through the rollout and its epochs
+        coefficients = tuple(aux.coefficient(runner.update) for aux in auxiliary_losses)
+        optimizer_here = members.optimizer_for(config, optimizer, member)
+        return minibatch_update(lambda p, mb: loss_fn(p, obs_norm, mb, coefficients, member), optimizer_here)
+
+    def update_step(runner: RunnerState, _: Any, member: dict | None = None) -> tuple[RunnerState, dict]:
+        obs_norm, memory0 = runner.params.get("obs_norm"), runner.memory  # as the rollout starts
+        step = learner(runner, member)
+        runner, (traj, episode) = rollout(runner, member)
+        runner, traj, adv, targets = advantages(runner, traj, member)
+        batch = policy.batch((traj, adv, targets), memory0)
+        rng, k_epochs = jax.random.split(runner.rng)
+        (params, opt_state), loss_metrics = ppo_epochs(
+            step, policy, config, trainable(runner.params), runner.opt_state, k_epochs, batch
+        )
+        params = normalization.after_rollout(
+            params,
+            obs_norm,
+            traj,
+            runner.obs,
+            lambda: critic_input(runner.env_state, runner.obs, data(member, "env_params")),
+        )
+        metrics = {
+            **rollout_metrics(traj, {"episode": episode}),
+            **jax.tree.map(jnp.mean, loss_metrics),
+            **finite_flags(loss_metrics["loss"], opt_state, params),
+        }
+        runner = replace(runner, params=params, opt_state=opt_state, rng=rng, update=runner.update + 1)
+        return runner, metrics
+
+    def update_chunk(runner: RunnerState, member: dict | None = None) -> tuple[RunnerState, dict]:
+        """`chunk_updates` updates in one scan; metrics shaped `[K]` per key. `member` (`member_data` of
+        `baselines.core.member`): the data keys as arrays (a fused population vmaps them with the state);
+        None: the config's."""
+        return jax.lax.scan(lambda r, x: update_step(r, x, member), runner, None, config.chunk_updates)
+
+    parts = {"policy": policy, "training_env": training_env, "train_params": train_params, "value": value_of}
+    parts.update(advantages=advantages, learner=learner, **policy.memory_api())
+    act = policy.evaluation_act
+    return Train(config, env, env_params, init, update_chunk, act, rollout, **parts)

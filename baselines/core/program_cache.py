@@ -1,0 +1,42 @@
+"""The program cache: a tiny LRU of traced and compiled programs keyed by the config's compute keys, so a
+resumed run, `hivex evaluate` after `hivex train`, or a sweep over host-only keys in one process reuse
+them. Below the core: the training env and the run layer both key their programs here."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from baselines.config import PPOConfig, keys_of_kind
+from baselines.core.member import UPDATE_ONLY_KEYS
+
+#: config keys that only steer the host loop (declared "run" in `baselines.config.schema`): runs differing
+#: in these share compiled programs
+HOST_ONLY_KEYS = keys_of_kind("run")
+_CACHE: dict[Any, Any] = {}
+_CACHE_SIZE = 4
+
+
+def cached(key: Any, build: Any) -> Any:
+    """A tiny LRU: a resumed run, `hivex evaluate` after `hivex train`, or a sweep over host-only keys
+    in the same process reuse the traced and compiled programs instead of rebuilding them."""
+    if key in _CACHE:
+        _CACHE[key] = _CACHE.pop(key)
+        return _CACHE[key]
+    value = build()
+    _CACHE[key] = value
+    while len(_CACHE) > _CACHE_SIZE:
+        _CACHE.pop(next(iter(_CACHE)))
+    return value
+
+
+def compute_key(config: PPOConfig, without: frozenset[str] = frozenset()) -> str:
+    """The config without host-only keys (and `without`), as canonical JSON."""
+    values = {k: v for k, v in config.to_dict().items() if k not in HOST_ONLY_KEYS and k not in without}
+    return json.dumps(values, sort_keys=True)
+
+
+def init_and_eval_key(config: PPOConfig) -> str:
+    """`compute_key` without `UPDATE_ONLY_KEYS`: configs with equal keys initialise a seed and evaluate a
+    policy with the same compiled programs."""
+    return compute_key(config, UPDATE_ONLY_KEYS)

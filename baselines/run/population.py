@@ -1,0 +1,146 @@
+"""The population: `num_seeds` independent runs of one config, vmapped and sharded over the devices
+(of every process when `jax.distributed` runs several; `baselines.run.distributed`), and the cache that
+lets a resumed run, `hivex evaluate` after `hivex train` or a sweep over host-only keys reuse the
+compiled programs."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import jax
+import numpy as np
+from jax.sharding import Mesh, NamedSharding
+from jax.sharding import PartitionSpec as P
+
+from baselines.config import PPOConfig
+from baselines.core.ppo import RunnerState, Train, make_train
+from baselines.core.program_cache import cached, compute_key
+from baselines.run.distributed import fetch
+
+
+class Population:
+    """`num_seeds` independent runs, vmapped, sharded over `devices` (default: `jax.devices()`, which
+    with several processes spans all of them; each process then feeds and fetches its own shards).
+
+    Sharding (`shard_axis="auto"`): over the seed axis when the device count divides `num_seeds` (no
+    communication), else over the env axis when it divides `num_envs` (parameters replicated,
+    gradients all-reduced by XLA), else replicated; "seeds", "envs" or "none" force a choice. The
+    program is the same in every case, so the numbers agree with one device up to float summation
+    order.
+    """
+
+    def __init__(self, train: Train, devices: Sequence[Any] | None = None, shard_axis: str = "auto"):
+        self.train = train
+        self.config = train.config
+        self.devices = list(devices if devices is not None else jax.devices())
+        self.mesh = Mesh(np.asarray(self.devices), ("pop",))
+        n = len(self.devices)
+        divides = {"seeds": self.config.num_seeds % n == 0, "envs": self.config.num_envs % n == 0}
+        if shard_axis == "auto":
+            shard_axis = "seeds" if divides["seeds"] else "envs" if divides["envs"] else "none"
+        elif shard_axis not in ("seeds", "envs", "none") or (
+            shard_axis != "none" and not divides[shard_axis]
+        ):
+            raise ValueError(f"cannot shard the {shard_axis!r} axis over {n} devices")
+        self.shard_axis = shard_axis
+        self._init_one = jax.jit(train.init)
+        self._chunk = jax.jit(
+            self._vmapped_chunk,
+            donate_argnums=0 if jax.default_backend() != "cpu" else (),
+        )
+        self.compiled: Any = None
+        self.compile_s = float("nan")
+
+    # -------------------------------------------------------------------------------- sharding
+    def shardings(self, state: Any) -> Any:
+        """A pytree of `NamedSharding` matching `state` (a population `RunnerState`)."""
+        replicated = NamedSharding(self.mesh, P())
+        if self.shard_axis == "seeds":
+            return jax.tree.map(lambda _: NamedSharding(self.mesh, P("pop")), state)
+        if self.shard_axis == "envs":
+            envs = NamedSharding(self.mesh, P(None, "pop"))
+            everything = jax.tree.map(lambda _: replicated, state)
+            return everything.replace(
+                env_state=jax.tree.map(lambda _: envs, state.env_state),
+                obs=jax.tree.map(lambda _: envs, state.obs),
+            )
+        return jax.tree.map(lambda _: replicated, state)
+
+    def _vmapped_chunk(self, state: RunnerState) -> tuple[RunnerState, dict]:
+        state, metrics = jax.vmap(self.train.update_chunk)(state)
+        return jax.lax.with_sharding_constraint(state, self.shardings(state)), metrics
+
+    # ------------------------------------------------------------------------------------ init
+    def seed_keys(self, seed: int) -> list[jax.Array]:
+        """Key of training seed i = fold_in(PRNGKey(seed), i): seed i is the same run for any num_seeds."""
+        base = jax.random.PRNGKey(seed)
+        return [jax.random.fold_in(base, i) for i in range(self.config.num_seeds)]
+
+    def init(self, seed: int | None = None) -> RunnerState:
+        """The population's initial state `[num_seeds, ...]`, placed on the devices.
+
+        Each process initialises only the seeds its devices hold (all of them unless the seed axis is
+        sharded) and places only its addressable shards. Seeds are initialised one by one, NOT under
+        `vmap`: flax's orthogonal init is a QR decomposition, and batched LAPACK calls can deadlock
+        jaxlib 0.10 on 2-core CPUs.
+        """
+        keys = self.seed_keys(self.config.seed if seed is None else seed)
+        return self.place_rows(lambda i: self._init_one(keys[i]))
+
+    def place_rows(self, init_row: Any) -> Any:
+        """The population state from `init_row(i)` (row i's state, one seed's shapes), placed with the
+        population's shardings: each process computes only the rows its devices hold."""
+        leaves, treedef = jax.tree.flatten(self.abstract_state())
+        needed: set[int] = set()
+        for leaf in leaves:
+            for index in leaf.sharding.addressable_devices_indices_map(leaf.shape).values():
+                needed.update(range(leaf.shape[0])[index[0] if index else slice(None)])
+        host = {i: jax.tree.leaves(jax.device_get(init_row(i))) for i in sorted(needed)}
+        placed = []
+        for j, leaf in enumerate(leaves):
+            full = np.zeros(leaf.shape, leaf.dtype)  # rows no local device holds stay unread zeros
+            for i, row_leaves in host.items():
+                full[i] = row_leaves[j]
+            placed.append(place_global(full, leaf.sharding))
+        return jax.tree.unflatten(treedef, placed)
+
+    def abstract_state(self) -> Any:
+        """Shapes, dtypes and shardings of the population state (the target of a restore)."""
+        # every seed's state has one seed's shapes: trace one init, not num_seeds of them (minutes at 4,096)
+        one = jax.eval_shape(self.train.init, jax.random.PRNGKey(self.config.seed))
+        n = self.config.num_seeds
+        shapes = jax.tree.map(lambda s: jax.ShapeDtypeStruct((n, *s.shape), s.dtype), one)
+        shardings = self.shardings(shapes)
+        return jax.tree.map(
+            lambda s, sh: jax.ShapeDtypeStruct(s.shape, s.dtype, sharding=sh), shapes, shardings
+        )
+
+    # ----------------------------------------------------------------------------------- chunk
+    def compile(self, state: RunnerState) -> float:
+        """Ahead-of-time compile the chunk for `state`'s shapes; returns the compile time (s)."""
+        start = time.perf_counter()
+        self.compiled = self._chunk.lower(state).compile()
+        self.compile_s = time.perf_counter() - start
+        return self.compile_s
+
+    def chunk(self, state: RunnerState) -> tuple[RunnerState, dict[str, np.ndarray]]:
+        """Run `chunk_updates` updates on every seed; metrics come back as numpy `[num_seeds, K]` (on
+        every process: gathered across processes)."""
+        if self.compiled is None:
+            self.compile(state)
+        state, metrics = self.compiled(state)
+        return state, fetch(metrics)
+
+
+def place_global(full: np.ndarray, sharding: Any) -> jax.Array:
+    """`full` (the same on every process) as a global array: each process places its own shards."""
+    return jax.make_array_from_callback(full.shape, sharding, lambda index: full[index])
+
+
+def get_population(config: PPOConfig, devices: Sequence[Any] | None = None) -> Population:
+    """`Population(make_train(config), devices)`, reused across calls with the same compute config."""
+    devices = list(devices if devices is not None else jax.devices())
+    key = ("population", compute_key(config), tuple(str(d) for d in devices))
+    return cached(key, lambda: Population(make_train(config), devices))

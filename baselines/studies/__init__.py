@@ -1,0 +1,6 @@
+"""Studies built on the trainer, each behind a script in scripts/: the resumable cells -> table harness
+(`study`), the HIVEX results page's cells, the suite table, the memorisation probe, the messages demo,
+Wind Farm Control's wakes, the Ocean Plastic Collection diagnoses and the GPU report.
+
+Layer: the top of the trainer; may import every part below it, and nothing imports it but scripts/.
+"""
