@@ -305,13 +305,40 @@ def evaluate_run(
     `level=3`, ...) evaluate it zero-shot in another env setting (`baselines.run.transfer`); `worlds="stress"`
     and `world_files` (a glob) evaluate it on stress worlds / worlds from files (`world_setting`)."""
     config, population, state = load_run(run_dir)
+    updates_done = int(jax.device_get(state.update)[0])
+    return evaluate_params(
+        config,
+        population,
+        state.params,
+        updates_done,
+        worlds,
+        baselines,
+        num_steps,
+        env_overrides,
+        world_files,
+    )
+
+
+def evaluate_params(
+    config: PPOConfig,
+    population: Population,
+    params: Any,
+    updates_done: int,
+    worlds: str | None = None,
+    baselines: bool = True,
+    num_steps: int | None = None,
+    env_overrides: Sequence[str] = (),
+    world_files: str | None = None,
+) -> dict[str, Any]:
+    """`evaluate_run` of population `params` `[S, ...]` (a run's, or a pretrained policy's with S = 1)
+    trained with `config` for `updates_done` updates."""
     evaluated = eval_config(config, env_overrides)
     evaluated, worlds, world_record = world_setting(evaluated, worlds or config.test_worlds, world_files)
     if evaluated == config:
         evaluation = get_evaluation(population, worlds, num_steps)
     else:
         evaluation = get_transfer_evaluation(population, evaluated, worlds, num_steps)
-    results = evaluation.full(state.params, baselines=baselines)
+    results = evaluation.full(params, baselines=baselines)
     train_pool = set(rollout.seed_range(config.train_worlds).tolist())
     results.update(
         worlds_in_train_pool=sum(int(w) in train_pool for w in results["worlds"]),
@@ -320,7 +347,7 @@ def evaluate_run(
         task=evaluated.task,
         level=evaluated.level,
         num_seeds=config.num_seeds,
-        updates_done=int(jax.device_get(state.update)[0]),
+        updates_done=updates_done,
         eval_seed=config.eval_seed,
         env_overrides=list(env_overrides),
         episode_steps=num_steps,  # None: full episodes; N: each rollout cut at N decisions (--steps)
