@@ -4,7 +4,8 @@ the checks and helpers that need the env (`make_env`), and the loader (files in 
 `base:`, `key=value` overrides). `from baselines.config import load_config, PPOConfig` is the public face.
 
 Layer: the lowest of the trainer. May import `hivex_jax` and its own modules; values < checks < schema <
-env < loader; never `baselines.core`, `run`, `cli` or `studies`.
+env < loader, and synonyms (other trainers' spellings of the keys) < schema; never `baselines.core`,
+`run`, `cli` or `studies`.
 """
 
 from baselines.config.checks import (

@@ -15,7 +15,6 @@ config object stays flat (`config.lr`).
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import math
 import typing
 from dataclasses import dataclass
@@ -26,6 +25,7 @@ import yaml
 from baselines.config.checks import check_config
 from baselines.config.declare import data_key, is_given, is_on, run_key, static_key
 from baselines.config.notes import recipe_notes, rounding_note
+from baselines.config.synonyms import unknown_keys_error
 from baselines.config.values import ConfigError, coerce_value, put_value, route_message_options
 from hivex_jax.wrappers.messages import MESSAGE_OPTIONS
 
@@ -329,12 +329,8 @@ def from_dict(values: dict[str, Any]) -> PPOConfig:
     hints = typing.get_type_hints(cls)
     unknown = sorted(set(values) - set(hints))
     if unknown:
-        known = sorted(set(hints) - {"algo"})
-        said = []
-        for u in unknown:
-            close = difflib.get_close_matches(u, known, n=2)
-            said.append(f"{u!r}" + (f" (did you mean {' or '.join(close)}?)" if close else ""))
-        raise ConfigError(f"unknown config key(s) for {algo}: {', '.join(said)}. Known: {sorted(hints)}")
+        keys_by_algo = {a: typing.get_type_hints(c) for a, c in ALGORITHMS.items()}
+        raise ConfigError(unknown_keys_error(unknown, algo, keys_by_algo))
     kwargs = {k: coerce_value(k, v, hints[k]) for k, v in values.items()}
     kwargs["algo"] = algo
     return cls(**kwargs)

@@ -78,6 +78,7 @@ CASES = [
     (["train", "env_params.nope=1"], ["unknown option(s) ['nope']", "EnvParams fields"]),
     (["train", "env_params.wind_noise_degrees=abc"], ["wind_noise_degrees", "'abc'"]),
     (["train", "lerning_rate=1"], ["unknown config key", "'lerning_rate'"]),
+    (["train", "learning_rate=1e-3"], ["unknown config key 'learning_rate': did you mean 'lr'?"]),
     (["train", "lr=abc"], ["lr: cannot read 'abc' as float"]),
     (["train", "num_envs=1.5"], ["num_envs: cannot read 1.5 as int"]),
     (["train", "lr=["], ["override 'lr=['", "YAML syntax"]),
@@ -119,6 +120,7 @@ CASES = [
     (["sweep", "--grid", "lr=1e-3", "--grid", "lr=1e-4"], ["--grid lr is given twice"]),
     (["sweep", "--grid", "task=0,7"], ["unknown task 7"]),
     (["sweep", "--grid", "lerning_rate=1,2"], ["unknown config key", "'lerning_rate'"]),
+    (["sweep", "--grid", "n_envs=4,8"], ["unknown config key 'n_envs': did you mean 'num_envs'?"]),
     (["sweep", "--out-dir", "{tmp}/afile"], ["sweep folder", "afile is a file"]),
     # render
     (["render", "--env", "Nope-v0"], ["unknown environment id 'Nope-v0'"]),
