@@ -21,6 +21,9 @@ from hivex_jax.cli_support import (
 )
 from hivex_jax.core.errors import UserError, user_input
 
+#: where GIFs go without --out, relative to the current folder (training runs live under runs/ too)
+RENDER_DIR = "runs/render"
+
 
 def _parser() -> argparse.ArgumentParser:
     p = ArgumentParser(prog="hivex render", description="Write an animated GIF of one episode on one world.")
@@ -43,8 +46,21 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--num-agents", type=int, default=None, help="agent count (static option)")
     p.add_argument("--fps", type=int, default=20)
     p.add_argument("--seed", type=int, default=0, help="RNG seed of the policy / env noise")
-    p.add_argument("--out", default=None, help="output GIF (default: <env>_world<seed>.gif)")
+    p.add_argument(
+        "--out",
+        default=None,
+        help=f"output GIF (default: {RENDER_DIR}/<env>[_task<t>][_level<l>]_world<world>.gif)",
+    )
     return p
+
+
+def default_gif_path(env_id: str, world: int, task: int | None = None, level: int | None = None) -> Path:
+    """Where `hivex render` writes without --out: under runs/render/ (beside training runs, not in the
+    current folder), one file per env, task, level and world."""
+    parts = [env_id.replace("/", "_")]
+    parts += [] if task is None else [f"task{task}"]
+    parts += [] if level is None else [f"level{level}"]
+    return Path(RENDER_DIR) / ("_".join([*parts, f"world{world}"]) + ".gif")
 
 
 @reports_user_errors("hivex render")
@@ -56,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     check_at_most(steps=(args.steps, 1_000_000), frames=(args.frames, 10_000), fps=(args.fps, 100))
     check_world_seed(args.world)
     check_world_seed(args.seed, "--seed")
-    out = Path(args.out or f"{args.env.replace('/', '_')}_world{args.world}.gif")
+    out = Path(args.out) if args.out else default_gif_path(args.env, args.world, args.task, args.level)
     if out.is_dir():
         raise UserError(f"--out {out} is a folder; give a file name like {out / 'episode.gif'}")
     check_writable_dir(out.parent, "output folder")

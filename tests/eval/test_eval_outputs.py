@@ -7,6 +7,7 @@ from trainer_fake_env import TinyEnv
 
 from hivex_jax.eval import episode_frames, learning_curve, per_world_returns, random_policy, sweep_summary
 from hivex_jax.eval.plots import _policy_returns
+from hivex_jax.eval.render import default_gif_path
 from hivex_jax.eval.render import main as render_main
 
 pytestmark = pytest.mark.timeout(120)
@@ -18,6 +19,24 @@ def test_render_cli_writes_a_gif(tmp_path):
     assert render_main(args) == 0
     frames = imageio.mimread(out)
     assert 2 <= len(frames) <= 4 and frames[0].shape[:2] == (16, 16)  # GIF merges identical frames
+
+
+def test_render_without_out_writes_under_runs_render_and_says_where(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)  # the default is relative to the current folder
+    assert render_main(["--env", "TinyTrainerTest-v0", "--steps", "4", "--frames", "3", "--world", "3"]) == 0
+    out = tmp_path / "runs" / "render" / "TinyTrainerTest-v0_world3.gif"
+    assert out.is_file() and [p.name for p in tmp_path.iterdir()] == ["runs"]  # nothing in the folder itself
+    assert capsys.readouterr().out.startswith("wrote runs/render/TinyTrainerTest-v0_world3.gif: ")
+
+
+def test_default_gif_names_differ_by_task_level_and_world():
+    assert (
+        str(default_gif_path("jaxmarl/MPE_simple_v3", 6000))
+        == "runs/render/jaxmarl_MPE_simple_v3_world6000.gif"
+    )
+    assert default_gif_path("WindFarmControl-v0", 7, task=1, level=10).name == (
+        "WindFarmControl-v0_task1_level10_world7.gif"
+    )
 
 
 def test_episode_frames_hold_the_last_state_after_the_episode_ends():
