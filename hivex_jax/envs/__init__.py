@@ -13,7 +13,8 @@ _ENVIRONMENTS = (
     (
         "WindFarmControl-v0",
         "wind_farm_control",
-        "8 turbines yaw into a varying wind; 2 tasks, 9 layout patterns",
+        "8 turbines yaw into a varying wind; 2 tasks, patterns 0-8 (HIVEX's levels), 9-10 (real farms: "
+        "Horns Rev 1, Lillgrund)",
     ),
     (
         "WildfireResourceManagement-v0",

@@ -76,3 +76,19 @@ def test_hivex_list_names_every_registered_env_and_the_jaxmarl_prefix(capsys):
     for env_id in BUNDLED_ENV_IDS:
         assert env_id in out
     assert "jaxmarl/<name>" in out
+
+
+def test_hivex_list_says_which_wind_farm_patterns_are_hivex_levels_and_which_real_farms(capsys):
+    from hivex_jax.cli import main
+    from hivex_jax.envs.wind_farm_control.params import ALL_PATTERN_NAMES, FIRST_REAL_FARM
+
+    assert main(["list"]) == 0
+    (row,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith("WindFarmControl-v0")]
+    assert "patterns 0-8 (HIVEX's levels), 9-10 (real farms: Horns Rev 1, Lillgrund)" in row
+    # what the line says is what the env accepts: 0-8 its levels, 9 and 10 the two real farms
+    env, params = hivex_jax.make("WindFarmControl-v0")
+    assert env.level_values == tuple(range(9)) and FIRST_REAL_FARM == 9
+    assert ALL_PATTERN_NAMES[9:] == ("Horns Rev 1", "Lillgrund")
+    assert int(env.variant_params(params, level=10).pattern) == 10
+    with pytest.raises(ValueError, match="unknown pattern 11"):
+        env.variant_params(params, level=11)
