@@ -121,9 +121,13 @@ def _sweep(args: Any) -> int:
     marl_eval_file = checked_marl_eval_file(args.marl_eval)
     check_writable_dir(sweep_dir, "sweep folder")
     for config in configs:
+    # imported when run, not at the top: keeps the command's start (--help, argument errors) fast
+    from baselines.run.loggers import check_logger
+
         validate_env(config)
         check_devices(config)
     enable_compilation_cache()
+        check_logger(config)  # the logger's package, before any trainer is built
     # imported when run, not at the top: keeps the command's start (--help, argument errors) fast
     from baselines.run.guards import NonFiniteError
     from baselines.run.runner import run_training

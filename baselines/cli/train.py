@@ -36,7 +36,15 @@ from hivex_jax.cli_support import (
 from hivex_jax.core.errors import UserError, one_line
 
 #: keys that may change on --resume without breaking the run's continuity
-RESUME_SAFE_KEYS = {"total_env_steps", "eval_every", "checkpoint_every", "gif_stride", "gif_frames"}
+RESUME_SAFE_KEYS = {
+    "total_env_steps",
+    "eval_every",
+    "checkpoint_every",
+    "gif_stride",
+    "gif_frames",
+    "logger",
+    "logger_project",
+}
 
 
 def _train_parser() -> argparse.ArgumentParser:

@@ -5,6 +5,7 @@ the env is in `baselines.config.env`."""
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import math
 from typing import Any
 
@@ -22,6 +23,10 @@ RECURRENT_CELLS = ("none", "gru")
 #: values of `teacher_where`: imitate the scripted controller on every decision, or only where the env's
 #: `scripted_safety_mask` says its safety rules take over (Ocean Plastic Collection's border and vessel rules)
 TEACHER_WHERE = ("all", "safety")
+
+#: values of `logger`: experiment tracking beside metrics.csv (`baselines.run.loggers`; the last two are
+#: optional extras, whose packages `baselines.run.loggers.check_logger` asks for before a run compiles)
+LOGGERS = ("none", "tensorboard", "wandb")
 
 #: values of `activation`
 ACTIVATIONS = ("tanh", "relu", "gelu", "silu")
@@ -230,6 +235,10 @@ def _check_run(config: Any) -> None:
         raise ConfigError(f"name {name!r} must be a folder name (no '/', not '.' or '..')")
     if name is not None and len(name.encode()) > 200:
         raise ConfigError(f"name is {len(name.encode())} bytes long; at most 200 (a folder name)")
+    if config.logger not in LOGGERS:
+        close = difflib.get_close_matches(str(config.logger).lower(), LOGGERS, n=1, cutoff=0.5)
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        raise ConfigError(f"logger must be one of {', '.join(LOGGERS)}; got {config.logger!r}{hint}")
     if config.eval_every < 0 or config.checkpoint_every < 0 or config.gif_frames < 0:
         raise ConfigError("eval_every, checkpoint_every and gif_frames must be >= 0")
     if config.stop_at_test_return is not None and config.eval_every < 1:

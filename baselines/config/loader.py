@@ -128,10 +128,20 @@ def load_config(path: str | Path | None = None, overrides: list[str] | None = No
 
 
 #: keys a run folder's saved config may differ in from a rerun's without changing its training or results:
-#: outputs, and `pregenerate_worlds` (the same episodes either way; a fused program of members whose pools
-#: together are too big generates worlds at reset, `baselines.run.fused_plan.plan_sweep`)
+#: outputs (the experiment tracker among them), and `pregenerate_worlds` (the same episodes either way; a
+#: fused program of members whose pools together are too big generates worlds at reset,
+#: `baselines.run.fused_plan.plan_sweep`)
 RERUN_FREE_KEYS = frozenset(
-    {"name", "out_dir", "checkpoint_every", "gif_stride", "gif_frames", "pregenerate_worlds"}
+    {
+        "name",
+        "out_dir",
+        "checkpoint_every",
+        "gif_stride",
+        "gif_frames",
+        "pregenerate_worlds",
+        "logger",
+        "logger_project",
+    }
 )
 
 

@@ -143,6 +143,9 @@ class PPOConfig:
     gif_frames: int = run_key("run", 100)
     name: str | None = run_key("run", None)  # run name under out_dir; None = from algo/env/task + time
     out_dir: str = run_key("run", "runs")
+    # experiment tracking beside metrics.csv (baselines.run.loggers): "none", "tensorboard" or "wandb"
+    logger: str = run_key("run", "none")
+    logger_project: str | None = run_key("run", None)  # the W&B project; None: WANDB_PROJECT, else hivex_jax
 
     # ------------------------------------------------------------------------------ derived sizes
     @property

@@ -3,8 +3,9 @@ with, between chunks, the finite check, held-out evaluation, metrics.csv, the pr
 checkpoints; at the end the final evaluation and the run's files.
 
 Its pieces: `baselines.run.population` (seeds x envs on the devices), `baselines.run.evaluation` (held-out
-worlds), `baselines.run.files` (what lands in `runs/<name>/`), `baselines.run.guards` (resume checks,
-divergence), `baselines.run.distributed` (several processes).
+worlds), `baselines.run.files` (what lands in `runs/<name>/`), `baselines.run.loggers` (TensorBoard or W&B
+beside metrics.csv), `baselines.run.guards` (resume checks, divergence), `baselines.run.distributed`
+(several processes).
 
 With several processes (`jax.distributed`) every process runs this same loop on its shards and takes
 the same branches (metrics and parameters are gathered, the held-out return broadcast from process 0);
@@ -40,6 +41,7 @@ from baselines.run.files import (
     write_text_atomic,
 )
 from baselines.run.guards import check_resume_config, first_nonfinite, stop_nonfinite
+from baselines.run.loggers import NoLogger, check_logger, final_values, log_chunk, open_logger
 from baselines.run.memory import compile_checked
 from baselines.run.population import Population, get_population
 
@@ -71,6 +73,7 @@ def run_training(
     if not main:
         log = _quiet
         progress = False
+    check_logger(config)  # a logger whose package is missing: one line before anything is built
     # 1. the run folder, the population, its state (fresh or resumed) and the compiled chunk
     setup_start = time.perf_counter()  # time to target counts world pools, init and compilation too
     run_dir = (
@@ -88,6 +91,8 @@ def run_training(
     if main:
         write_text_atomic(run_dir / "config.yaml", config.to_yaml())
     evaluation = get_evaluation(population, config.test_worlds)
+    tracker = open_logger(config, run_dir, chunks_done * config.chunk_updates, log) if main else NoLogger()
+    tracker.log_config(config.to_dict())
     log(describe_run(config, population, compile_s))
     for note in [config.rounding_note(), *config.recipe_notes()]:
         if note:
@@ -136,6 +141,7 @@ def run_training(
             )
         if main:
             csv_file.append(chunk * config.chunk_updates, steps_per_update, wall, metrics)
+            log_chunk(tracker, chunk * config.chunk_updates, steps_per_update, metrics, csv_file.names)
         bar.update(config.chunk_updates * steps_per_update * config.num_seeds)
         bar.set_postfix(
             reward=f"{float(raw['step_reward'][:, -1].mean()):.3f}",
@@ -154,6 +160,7 @@ def run_training(
     bar.close()
     train_s = time.perf_counter() - start
     if nonfinite is not None:
+        tracker.close()
         stop_nonfinite(run_dir, config, population, nonfinite, train_s)
 
     # 3. the summary; when the run is finished, the final evaluation and the run's files
@@ -184,11 +191,14 @@ def run_training(
     if main:
         write_summary(run_dir, summary)
     if not summary["finished"] or not outputs:
+        tracker.close()
         return summary
 
     start = time.perf_counter()
     results = final_evaluation(run_dir, config, population, evaluation, state, final_tests)
     summary["eval_s"] = time.perf_counter() - start
+    tracker.log_final(final_values(results))
+    tracker.close()
     if main:
         write_summary(run_dir, summary)
     summary["eval"] = results

@@ -72,6 +72,8 @@ ADDED_KEYS = {
     "train_env_params_start": {},
     "visual_encoder": "strided3",
     "shared_encoder": False,
+    "logger": "none",
+    "logger_project": None,
 }
 #: MAPPO's keys added since that record
 ADDED_MAPPO_KEYS = {"critic_local_visual": False, "critic_heads_local": False}
