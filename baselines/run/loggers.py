@@ -28,7 +28,7 @@ import os
 import secrets
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 from urllib.parse import urlsplit
 
 import numpy as np
@@ -192,8 +192,10 @@ class TensorBoardLogger:
 
         for name, value in values.items():
             self.run.add_scalar(name, value, self.last_step)
-        for summary in hparams(flat_hparams(self.config), dict(values)):
-            self.run.file_writer.add_summary(summary)
+        writer = self.run.file_writer
+        if writer is not None:  # None only once closed
+            for summary in hparams(flat_hparams(self.config), dict(values)):
+                writer.add_summary(summary)
 
     def close(self) -> None:
         """Flush and close every writer."""
@@ -244,6 +246,9 @@ class WandbLogger:
         parent = run_dir.resolve().parent
         group = parent.name if parent != Path(config.out_dir).resolve() else None
         self.mode = wandb_mode(environ)
+        mode: Literal["online", "offline"] | None = None  # None: the user's WANDB_MODE, which wandb reads
+        if not environ.get("WANDB_MODE"):
+            mode = "online" if self.mode == "online" else "offline"
         self.run = wandb.init(
             project=config.logger_project or environ.get("WANDB_PROJECT") or DEFAULT_WANDB_PROJECT,
             name=run_dir.name,
@@ -251,7 +256,7 @@ class WandbLogger:
             id=run_id,
             resume="allow",
             dir=None if environ.get("WANDB_DIR") else str(run_dir),
-            mode=self.mode,
+            mode=mode,
             reinit="create_new",  # a fused sweep's members are runs open at once
             settings=wandb.Settings(quiet=True, console="off"),  # the progress bar stays the terminal's
         )
