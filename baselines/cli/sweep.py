@@ -30,6 +30,7 @@ from baselines.run import checkpoint
 from baselines.run import distributed as dist
 from hivex_jax.cli_support import ArgumentParser, check_writable_dir, reports_user_errors
 from hivex_jax.core.errors import UserError, one_line
+from hivex_jax.eval.stats import mean_ci_text
 
 
 @reports_user_errors("hivex sweep")
@@ -120,14 +121,14 @@ def _sweep(args: Any) -> int:
         raise UserError(f"--baseline-entry {args.baseline_entry!r} is not one of {entry_names}")
     marl_eval_file = checked_marl_eval_file(args.marl_eval)
     check_writable_dir(sweep_dir, "sweep folder")
-    for config in configs:
     # imported when run, not at the top: keeps the command's start (--help, argument errors) fast
     from baselines.run.loggers import check_logger
 
+    for config in configs:
         validate_env(config)
         check_devices(config)
-    enable_compilation_cache()
         check_logger(config)  # the logger's package, before any trainer is built
+    enable_compilation_cache()
     # imported when run, not at the top: keeps the command's start (--help, argument errors) fast
     from baselines.run.guards import NonFiniteError
     from baselines.run.runner import run_training
@@ -197,8 +198,8 @@ def _sweep(args: Any) -> int:
         lines.append(
             f"| {r['combination']} | "
             + " | ".join(  # a policy run once (scripted, random) has no spread over seeds
-                f"{r[n]['mean']:.1f} ± {r[n]['ci95']:.1f}"
-                if r[n].get("num_seeds", 2) > 1
+                mean_ci_text(r[n]["mean"], r[n]["ci95"], r[n].get("num_seeds", 2))
+                if n in ("greedy", "stochastic")
                 else f"{r[n]['mean']:.1f}"
                 for n in names
             )

@@ -22,6 +22,7 @@ from baselines.config import PPOConfig
 from baselines.core import extensions
 from baselines.run.eval_policies import policy_env, trained_policy
 from baselines.run.evaluation import HeldOutEvaluation
+from hivex_jax.eval.stats import ONE_SEED
 
 METRIC_NAMES = (
     "step_reward",
@@ -223,9 +224,10 @@ def _episodes(results: dict[str, Any]) -> str:
 
 def format_results(results: dict[str, Any]) -> str:
     """A small table of held-out returns: mean +- 95% CI over training seeds ("-" for a policy run
-    once, like scripted and random), IQM over (seed, world) runs and the normalised score (0 random, 1
-    scripted; `hivex_jax.eval.score`), then each trained policy's score or why there is none. Computed
-    from the policies' mean returns, so eval.json files written before the score was saved read the same."""
+    once, like scripted and random, and for a trained policy of one seed, said below the table), IQM over
+    (seed, world) runs and the normalised score (0 random, 1 scripted; `hivex_jax.eval.score`), then each
+    trained policy's score or why there is none. Computed from the policies' mean returns, so eval.json
+    files written before the score was saved read the same."""
     from hivex_jax.eval.score import format_score, normalised_score, score_fields, score_lines
 
     policies = results["policies"]
@@ -248,6 +250,13 @@ def format_results(results: dict[str, Any]) -> str:
         lines.append(
             f"  {name:<11s} {s['mean']:10.1f} {ci} {s['iqm']:10.1f} {format_score(score, 3, ''):>11s}"
         )
+    one_seed = [
+        n
+        for n, p in policies.items()
+        if n in ("greedy", "stochastic") and p["summary"].get("num_seeds", 2) == 1
+    ]
+    if one_seed:  # a CI of 0 would be fake: the "-" says so
+        lines.append(f"  {', '.join(one_seed)}: {ONE_SEED} (num_seeds=1; train more seeds for a CI)")
     lines += ["  " + line for line in score_lines(score_fields(means))]
     return "\n".join(lines)
 

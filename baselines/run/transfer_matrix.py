@@ -24,7 +24,7 @@ from baselines.run.eval_policies import policy_env, trained_policy
 from baselines.run.evaluation import load_run
 from baselines.run.transfer import ENV_FIELDS, env_setting
 from hivex_jax.eval import rollout, score
-from hivex_jax.eval.stats import summarize
+from hivex_jax.eval.stats import ONE_SEED, mean_ci_text, summarize
 
 #: config keys that do not change what the trained actor computes from an observation: runs that differ
 #: only in these (and in their training env) share one evaluation program
@@ -186,16 +186,15 @@ SHOWN = {
 
 
 def _text(c: dict | None, what: str) -> str:
-    """A cell as Markdown text: normalised score, fraction of scripted or greedy return with its 95% CI;
-    "n/a" where there is none (matrices written before the normalised score have none)."""
+    """A cell as Markdown text: normalised score, fraction of scripted or greedy return with its 95% CI
+    ("(one seed: no interval)" for a run of one seed); "n/a" where there is none (matrices written before
+    the normalised score have none)."""
     if c is None:
         return ""
     block = c.get(SHOWN[what][0])
     if block is None:
         return "n/a"
-    digits = ".1f" if what == "return" else ".2f"
-    ci = f" ± {block['ci95']:{digits}}" if len(c["return_per_seed"]) > 1 else ""
-    return f"{block['mean']:{digits}}{ci}"
+    return mean_ci_text(block["mean"], block["ci95"], len(c["return_per_seed"]), 1 if what == "return" else 2)
 
 
 def markdown(matrix: dict) -> str:
@@ -264,7 +263,8 @@ def heatmap(path: Any, matrix: dict) -> Any:
     for i, row in enumerate(cells):
         for j, c in enumerate(row):
             bright = not np.isfinite(grid[i, j]) or image.norm(grid[i, j]) > 0.6  # viridis turns yellow
-            ax.text(j, i, _text(c, what).replace(" ± ", "\n±"), ha="center", va="center", fontsize=7,
+            text = _text(c, what).replace(" ± ", "\n±").replace(f" ({ONE_SEED})", "\none seed:\nno interval")
+            ax.text(j, i, text, ha="center", va="center", fontsize=7,
                     color="black" if bright else "white")  # fmt: skip
     ax.set_xticks(range(len(settings)), settings, rotation=45, ha="right", fontsize=8)
     ax.set_yticks(range(len(runs)), runs, fontsize=8)

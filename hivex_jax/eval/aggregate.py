@@ -4,7 +4,8 @@ probability of improvement, and performance profiles.
 
 A score matrix is `[runs, columns]`: runs are training seeds, columns are held-out worlds (or
 `(task, level, world)` cells when a sweep spans tasks). rliable resamples runs within each column
-(stratified bootstrap), so every interval here is over seeds with the worlds held fixed.
+(stratified bootstrap), so every interval here is over seeds with the worlds held fixed: from one seed
+there is none (every resample is the same run), so its `ci95` is None and tables say `ONE_SEED`.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from hivex_jax.eval.score import (
     normalised_score,
     scripted_beats_random,
 )
+from hivex_jax.eval.stats import ONE_SEED
 
 #: what every aggregate interval is, in the words tables and JSON use
 INTERVAL = "rliable stratified bootstrap 95% CI"
@@ -178,7 +180,8 @@ def _score_distribution(scores: np.ndarray, taus: np.ndarray) -> np.ndarray:
 def aggregate_intervals(
     score_dict: Mapping[str, Any], normalised: bool = True, reps: int = DEFAULT_REPS, seed: int = DEFAULT_SEED
 ) -> dict[str, dict[str, dict[str, Any]]]:
-    """`{name: {metric: {"point": x, "ci95": [lo, hi]}}}` for each `f64[runs, columns]` score matrix."""
+    """`{name: {metric: {"point": x, "ci95": [lo, hi]}}}` for each `f64[runs, columns]` score matrix;
+    `"ci95": None` for a matrix of one run (one seed: no interval)."""
     library, _ = _rliable()
     functions = _metric_functions(normalised)
 
@@ -190,18 +193,30 @@ def aggregate_intervals(
         points, intervals = library.get_interval_estimates(matrices, all_metrics, reps=reps)
     return {
         name: {
-            metric: {"point": float(points[name][i]), "ci95": [float(v) for v in intervals[name][:, i]]}
+            metric: {
+                "point": float(points[name][i]),
+                "ci95": _interval(intervals[name][:, i], matrices[name]),
+            }
             for i, metric in enumerate(functions)
         }
         for name in matrices
     }
 
 
+def _interval(bounds: Any, *matrices: np.ndarray) -> list[float] | None:
+    """`[low, high]` of a bootstrap interval over `matrices`' runs, or None when each has one run: every
+    resample is then that run, so the interval is the point, not a CI."""
+    if all(np.shape(m)[0] <= 1 for m in matrices):
+        return None
+    return [float(v) for v in bounds]
+
+
 def probability_of_improvement(
     scores_x: Any, scores_y: Any, reps: int = DEFAULT_REPS, seed: int = DEFAULT_SEED
 ) -> dict[str, Any]:
     """P(X > Y) for `[runs_x, columns]` vs `[runs_y, columns]` on the same columns, averaged over
-    columns (rliable; ties count one half), with its stratified-bootstrap 95% CI."""
+    columns (rliable; ties count one half), with its stratified-bootstrap 95% CI (None when both have one
+    run)."""
     library, metrics = _rliable()
     x, y = np.asarray(scores_x, np.float64), np.asarray(scores_y, np.float64)
     if x.shape[1] != y.shape[1]:
@@ -211,7 +226,7 @@ def probability_of_improvement(
             {"x,y": [x, y]}, lambda a, b: np.array([pairwise_improvement(a, b)]), reps=reps
         )
     point = float(metrics.probability_of_improvement(x, y))
-    return {"point": point, "ci95": [float(v) for v in intervals["x,y"][:, 0]]}
+    return {"point": point, "ci95": _interval(intervals["x,y"][:, 0], x, y)}
 
 
 def pairwise_improvement(scores_x: np.ndarray, scores_y: np.ndarray) -> float:
@@ -226,7 +241,8 @@ def performance_profiles(
     score_dict: Mapping[str, Any], num_taus: int = 41, reps: int = DEFAULT_REPS, seed: int = DEFAULT_SEED
 ) -> dict[str, Any]:
     """Score distributions: for thresholds `tau` spanning every score, the fraction of (run, column)
-    scores above `tau` per name, with stratified-bootstrap 95% CIs (`{"tau", name: {...}}`)."""
+    scores above `tau` per name, with stratified-bootstrap 95% CIs (`{"tau", name: {...}}`; the bounds
+    None for a name with one run)."""
     library, _ = _rliable()
     matrices = {k: np.asarray(v, np.float64) for k, v in score_dict.items()}
     every = np.concatenate([m.ravel() for m in matrices.values()])
@@ -239,10 +255,11 @@ def performance_profiles(
         )
     out: dict[str, Any] = {"tau": taus.tolist()}
     for name in matrices:
+        one_run = matrices[name].shape[0] <= 1  # every resample is that run: no band
         out[name] = {
             "fraction_above": np.asarray(profiles[name]).tolist(),
-            "ci95_low": np.asarray(intervals[name][0]).tolist(),
-            "ci95_high": np.asarray(intervals[name][1]).tolist(),
+            "ci95_low": None if one_run else np.asarray(intervals[name][0]).tolist(),
+            "ci95_high": None if one_run else np.asarray(intervals[name][1]).tolist(),
         }
     return out
 
@@ -289,7 +306,9 @@ def eval_aggregates(
 
 
 def _interval_text(stat: Mapping[str, Any]) -> str:
-    """`point [low, high]` to three decimals."""
+    """`point [low, high]` to three decimals, or `point (one seed: no interval)`."""
+    if stat.get("ci95") is None:
+        return f"{stat['point']:.3f} ({ONE_SEED})"
     return f"{stat['point']:.3f} [{stat['ci95'][0]:.3f}, {stat['ci95'][1]:.3f}]"
 
 
@@ -302,10 +321,11 @@ def format_eval_aggregates(block: Mapping[str, Any]) -> str:
     what = "normalised by scripted/random on the same worlds" if block["normalised"] else "raw returns"
     lines = [f"IQM ({block['interval']}, {what}):"]
     metrics = [m for m in METRICS if m in next(iter(block["policies"].values()))]
-    lines.append("  " + f"{'policy':<11s}" + "".join(f"{m:>24s}" for m in metrics))
-    for name, stats in block["policies"].items():
-        cells = [_interval_text(stats[m]) for m in metrics]
-        lines.append("  " + f"{name:<11s}" + "".join(f"{c:>24s}" for c in cells))
+    rows = {name: [_interval_text(stats[m]) for m in metrics] for name, stats in block["policies"].items()}
+    width = max(24, *(len(c) + 2 for cells in rows.values() for c in cells))
+    lines.append("  " + f"{'policy':<11s}" + "".join(f"{m:>{width}s}" for m in metrics))
+    for name, cells in rows.items():
+        lines.append("  " + f"{name:<11s}" + "".join(f"{c:>{width}s}" for c in cells))
     for pair, p in block["probability_of_improvement"].items():
         lines.append(f"  P({pair}) = {_interval_text(p)}")
     if block.get("excluded_worlds"):

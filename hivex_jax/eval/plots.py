@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from hivex_jax.eval.stats import mean_ci95
+from hivex_jax.eval.stats import ONE_SEED, mean_ci95
 
 
 def pyplot() -> Any:
@@ -141,7 +141,8 @@ def learning_curve(
 ) -> Path:
     """Left: a training metric `[seeds, updates]` against env steps; right (if given): the held-out
     evaluation `[seeds, evals]` (or `{label: [seeds, evals]}`) with horizontal reference lines (e.g.
-    scripted, random). Mean and 95% CI over seeds (shaded); the number of seeds is in the legend."""
+    scripted, random). Mean and 95% CI over seeds (shaded); the number of seeds is in the legend (one seed:
+    the line alone, the legend saying there is no interval)."""
     plt = pyplot()
 
     train_values = np.atleast_2d(np.asarray(train_values, np.float64))
@@ -157,7 +158,7 @@ def learning_curve(
         ax,
         np.asarray(train_steps, np.float64),
         train_values,
-        f"mean, Student-t 95% CI ({seeds} seeds)",
+        f"mean, Student-t 95% CI ({seeds} seeds)" if seeds > 1 else ONE_SEED,
         "C0",
         limits,
     )
@@ -172,7 +173,7 @@ def learning_curve(
         limits = data_limits(*eval_values.values(), list(references.values()))
         clipped = False
         for i, (name, values) in enumerate(eval_values.items()):
-            label = f"{name} ({seeds} seeds)"
+            label = f"{name} ({seeds} seeds)" if seeds > 1 else f"{name} ({ONE_SEED})"
             clipped |= _band(ax, np.asarray(eval_steps, np.float64), values, label, f"C{i + 1}", limits)
         for i, (name, value) in enumerate(references.items()):
             color = f"C{i + 1 + len(eval_values)}"
@@ -222,10 +223,11 @@ def per_world_returns(path: str | Path, results: Mapping[str, Any], title: str =
             label = f"{name} (mean, Student-t 95% CI over {seeds} seeds)"
             dodge = (trained.index(name) - (len(trained) - 1) / 2) * 0.15  # side by side, not on top
             clipped |= _intervals(ax, x + dodge, mean, half, limits, f"C{i}", label, fmt="o", ms=3, capsize=2)
-        else:
-            ax.plot(
-                x, values[0], {"scripted": "s", "random": "x"}.get(name, "o"), ms=4, color=f"C{i}", label=name
-            )
+        else:  # a baseline run once, or a trained policy of one seed (said in the legend)
+            one_seed = "return_per_seed" in results["policies"][name]["per_world"][0]
+            label = f"{name} ({ONE_SEED})" if one_seed else name
+            marker = {"scripted": "s", "random": "x"}.get(name, "o")
+            ax.plot(x, values[0], marker, ms=4, color=f"C{i}", label=label)
     step = max(1, len(worlds) // 25)
     ax.set_xticks(x[::step], [str(w) for w in worlds[order][::step]], rotation=90, fontsize=7)
     ax.set_xlabel("test world seed" + (" (ordered by the scripted return)" if "scripted" in returns else ""))
@@ -278,8 +280,11 @@ def sweep_summary(path: str | Path, rows: Sequence[Mapping[str, Any]], title: st
         offset = (i - (len(names) - 1) / 2) * 0.15
         means = np.array([r[name]["mean"] for r in rows], np.float64)
         halves = np.array([r[name]["ci95"] if r[name].get("num_seeds", 1) > 1 else 0.0 for r in rows])
+        # a trained policy of one seed has a point and no interval, said in the legend
+        one_seed = name in ("greedy", "stochastic") and any(r[name].get("num_seeds", 1) == 1 for r in rows)
+        label = f"{name} ({ONE_SEED})" if one_seed else name
         clipped |= _intervals(
-            ax, y + offset, means, halves, limits, f"C{i}", name, vertical=False, fmt="o", ms=4, capsize=2
+            ax, y + offset, means, halves, limits, f"C{i}", label, vertical=False, fmt="o", ms=4, capsize=2
         )
     ax.set_yticks(y, [r["combination"] for r in rows])
     ax.invert_yaxis()
@@ -295,7 +300,8 @@ def sweep_summary(path: str | Path, rows: Sequence[Mapping[str, Any]], title: st
 def plot_aggregates(path: str | Path, aggregates: Mapping[str, Mapping[str, Any]], title: str = "") -> Path:
     """Aggregate-interval plot: one panel per metric (IQM, mean, median, optimality gap), one row per
     entry, the point estimate and its interval (`{entry: {metric: {"point", "ci95"}}}`, as
-    `hivex_jax.eval.aggregate` returns them)."""
+    `hivex_jax.eval.aggregate` returns them). An entry of one seed (`ci95` None, or `num_runs` 1) has no
+    interval: a diamond at its point, and the legend says so (a zero-width bar looked like no result)."""
     plt = pyplot()
 
     if not aggregates:
@@ -307,26 +313,46 @@ def plot_aggregates(path: str | Path, aggregates: Mapping[str, Mapping[str, Any]
         1, len(metrics), figsize=(3.2 * len(metrics) + 1.5, 1.2 + 0.4 * len(names)), squeeze=False,
         sharey=True, constrained_layout=True,
     )  # fmt: skip
+    single = {n for n in names if _one_run(aggregates[n])}
     for ax, metric in zip(axes[0], metrics, strict=True):
         points = np.array([aggregates[n][metric]["point"] for n in names])
-        low = np.array([aggregates[n][metric]["ci95"][0] for n in names])
-        high = np.array([aggregates[n][metric]["ci95"][1] for n in names])
-        for i in range(len(names)):  # a bar per entry: the interval, a tick at the point estimate
-            ax.barh(y[i], high[i] - low[i], left=low[i], height=0.6, color=f"C{i}", alpha=0.5)
+        bounds = [aggregates[n][metric]["ci95"] for n in names if n not in single]
+        for i, name in enumerate(names):
+            if name in single:  # no interval: a marker that shows at any axis scale
+                ax.plot(points[i], y[i], "D", ms=8, color=f"C{i}", markeredgecolor="k", linestyle="none")
+                continue
+            low, high = aggregates[name][metric]["ci95"]  # a bar: the interval, a tick at the point
+            ax.barh(y[i], high - low, left=low, height=0.6, color=f"C{i}", alpha=0.5)
             ax.plot([points[i]] * 2, [y[i] - 0.3, y[i] + 0.3], color="k", linewidth=1.5)
+        ax.set_xlim(*data_limits(points, bounds))  # never a zero-width axis around one point
         ax.set_title({"iqm": "IQM", "optimality_gap": "optimality gap"}.get(metric, metric))
         ax.grid(alpha=0.3, axis="x")
     axes[0, 0].set_yticks(y, names)
-    axes[0, 0].invert_yaxis()
-    fig.supxlabel("score (bar: rliable stratified bootstrap 95% CI; tick: point estimate)", fontsize=9)
+    axes[0, 0].set_ylim(len(names) - 0.5, -0.5)  # first entry on top; room for a marker at either end
+    what = "bar: rliable stratified bootstrap 95% CI; tick: point estimate"
+    if single:
+        from matplotlib.lines import Line2D
+
+        diamond = Line2D([], [], marker="D", ms=8, color="0.5", markeredgecolor="k", linestyle="none")
+        fig.legend([diamond], [f"point estimate, {ONE_SEED}"], loc="outside upper right", fontsize=8)
+        what = f"{what}; diamond: {ONE_SEED}" if len(single) < len(names) else f"diamond: {ONE_SEED}"
+    fig.supxlabel(f"score ({what})", fontsize=9)
     if title:
         fig.suptitle(title)
     return save_figure(fig, path)
 
 
+def _one_run(entry: Mapping[str, Any]) -> bool:
+    """Whether an aggregates entry comes from one seed: no interval (`ci95` None; `num_runs` 1 in files
+    written when one run's degenerate interval was kept)."""
+    stats = [v for v in entry.values() if isinstance(v, Mapping)]
+    return entry.get("num_runs") == 1 or any(v.get("ci95", ()) is None for v in stats)
+
+
 def plot_performance_profiles(path: str | Path, profiles: Mapping[str, Any], title: str = "") -> Path:
     """Performance profiles: the fraction of (seed, world) scores above each threshold, per entry, with
-    its 95% CI band (`{"tau": [...], entry: {"fraction_above", "ci95_low", "ci95_high"}}`)."""
+    its 95% CI band (`{"tau": [...], entry: {"fraction_above", "ci95_low", "ci95_high"}}`; an entry of
+    one seed, bounds None, has its line alone and says so in the legend)."""
     plt = pyplot()
 
     taus = np.asarray(profiles["tau"], np.float64)
@@ -336,13 +362,17 @@ def plot_performance_profiles(path: str | Path, profiles: Mapping[str, Any], tit
     fig, ax = plt.subplots(figsize=(7, 4.5), constrained_layout=True)
     for i, name in enumerate(names):
         p = profiles[name]
+        if p.get("ci95_low") is None:
+            ax.plot(taus, p["fraction_above"], color=f"C{i}", label=f"{name} ({ONE_SEED})")
+            continue
         ax.plot(taus, p["fraction_above"], color=f"C{i}", label=name)
         ax.fill_between(taus, p["ci95_low"], p["ci95_high"], color=f"C{i}", alpha=0.2, linewidth=0)
     ax.set_xlabel("score threshold tau")
     ax.set_ylabel("fraction of (seed, world) scores > tau")
     ax.set_ylim(-0.02, 1.02)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, title="band: stratified bootstrap 95% CI", title_fontsize=8)
+    banded = any(profiles[n].get("ci95_low") is not None for n in names)
+    ax.legend(fontsize=8, title="band: stratified bootstrap 95% CI" if banded else None, title_fontsize=8)
     if title:
         ax.set_title(title)
     return save_figure(fig, path)

@@ -9,6 +9,7 @@ import math
 from typing import Any
 
 from hivex_jax.eval.hivex_cells import HIVEX_ENVS, Cell
+from hivex_jax.eval.stats import ONE_SEED
 
 
 def fmt_value(value: float | None, digits: int | None = None) -> str:
@@ -26,11 +27,12 @@ def fmt_published(value: float) -> str:
 
 
 def fmt_mean_ci(summary: dict[str, Any]) -> str:
-    """The held-out "mean ± CI", both to the mean's decimals (no ± for a policy run once)."""
+    """A trained policy's held-out "mean ± CI" over seeds, both to the mean's decimals; for one seed the
+    mean and "(one seed: no interval)"."""
     digits = 1 if abs(summary["mean"]) >= 10 else 3
     if summary.get("num_seeds", 1) > 1:
         return f"{fmt_value(summary['mean'], digits)} ± {fmt_value(summary['ci95'], digits)}"
-    return fmt_value(summary["mean"], digits)
+    return f"{fmt_value(summary['mean'], digits)} ({ONE_SEED})"
 
 
 def ranges(values: list[int]) -> str:

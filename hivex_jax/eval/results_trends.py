@@ -22,7 +22,7 @@ from hivex_jax.eval import plots
 from hivex_jax.eval.hivex_cells import HIVEX_ENVS, Cell
 from hivex_jax.eval.hivex_published import load_published, required_table
 from hivex_jax.eval.results_format import fmt_value, ranges
-from hivex_jax.eval.stats import mean_ci95
+from hivex_jax.eval.stats import ONE_SEED, mean_ci95
 
 #: bootstrap resamples of the rank correlation's CI
 BOOTSTRAP_RESAMPLES = 2000
@@ -122,9 +122,11 @@ def figure_name(env_id: str) -> str:
 
 
 def _seed_count(counts: set[int]) -> str:
-    """{3} -> "3 training seeds", {2, 3} -> "2–3 training seeds"."""
+    """{3} -> "3 training seeds", {2, 3} -> "2–3 training seeds"; where a cell has one seed, that it has no
+    interval ({1, 3} -> "1–3 training seeds; one seed: no interval")."""
     low, high = min(counts), max(counts)
-    return f"{low}{'' if low == high else f'–{high}'} training seed{'s' if high > 1 else ''}"
+    text = f"{low}{'' if low == high else f'–{high}'} training seed{'s' if high > 1 else ''}"
+    return text + (f"; {ONE_SEED}" if low == 1 else "")
 
 
 def trend_figure(env_id: str, results: dict[Cell, dict[str, Any]]) -> Any:

@@ -6,6 +6,9 @@ from typing import Any
 
 import numpy as np
 
+#: what a table or plot says instead of a CI over seeds where there is one seed (a CI of 0 would be fake)
+ONE_SEED = "one seed: no interval"
+
 # Two-sided 95% Student-t quantiles t_{0.975, df} for df = 1..30 (beyond: the normal 1.96 is within 2%).
 _T975 = (
     12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
@@ -61,3 +64,11 @@ def summarize(per_seed_world: Any) -> dict[str, float]:
         "num_seeds": int(x.shape[0]),
         "num_worlds": int(x.shape[1]),
     }
+
+
+def mean_ci_text(mean: float, half: float, num_seeds: int, digits: int = 1, one_seed: str = ONE_SEED) -> str:
+    """A table's "mean ± CI" over seeds to `digits` decimals; for one seed the mean and `one_seed` in
+    parentheses ("12.3 (one seed: no interval)"), never a CI of 0."""
+    if num_seeds > 1:
+        return f"{mean:.{digits}f} ± {half:.{digits}f}"
+    return f"{mean:.{digits}f} ({one_seed})"

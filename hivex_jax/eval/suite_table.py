@@ -45,7 +45,7 @@ from hivex_jax.eval.score import (
     over_seeds,
     scripted_beats_random,
 )
-from hivex_jax.eval.stats import mean_ci95
+from hivex_jax.eval.stats import mean_ci95, mean_ci_text
 
 TEST_WORLDS = "6000:6032"
 #: training seeds per cell (the targets are on the mean of 5 seeds, with the lowest seed reported); the
@@ -318,8 +318,9 @@ def table(records: dict[tuple[str, str], dict[str, Any]]) -> str:
                     value = r["rule_value"]
                     notes = f"{rule.label} {'?' if value is None else f'{value:.2f}'}"
                 lines.append(
-                    f"| {r['env_id']} | {r['algo'].upper()} | {r['policy']} | {r['return']:.1f} ± "
-                    f"{r['return_ci95']:.1f} | {r['scripted']:.1f} | {_fraction_text(r)} | "
+                    f"| {r['env_id']} | {r['algo'].upper()} | {r['policy']} | "
+                    f"{mean_ci_text(r['return'], r['return_ci95'], r['num_seeds'])} | {r['scripted']:.1f} | "
+                    f"{_fraction_text(r)} | "
                     f"{format_score(r['lowest_seed'], 2, '—')} | "
                     + (f"{_normalised_text(r)} | " if normalised else "")
                     + f"{wanted} | "
@@ -337,14 +338,14 @@ def _fraction_text(row: dict[str, Any]) -> str:
     """A row's fraction of scripted "mean ± CI", or "—" where the scripted return is not positive."""
     if not np.isfinite(row["fraction"]):
         return "—"
-    return f"{row['fraction']:.2f} ± {row['fraction_ci95']:.2f}"
+    return mean_ci_text(row["fraction"], row["fraction_ci95"], row["num_seeds"], digits=2)
 
 
 def _normalised_text(row: dict[str, Any]) -> str:
     """A row's normalised score "mean ± CI"; "—" where the record has no random return, or where the
     scripted controller does not beat random (said so)."""
     if row["normalised"] is not None:
-        return f"{row['normalised']['mean']:.2f} ± {row['normalised']['ci95']:.2f}"
+        return mean_ci_text(row["normalised"]["mean"], row["normalised"]["ci95"], row["num_seeds"], digits=2)
     if row["random"] is not None and not scripted_beats_random(row["scripted"], row["random"]):
         return "— (scripted does not beat random)"
     return "—"
