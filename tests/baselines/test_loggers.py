@@ -10,6 +10,7 @@ import json
 import math
 import shutil
 import struct
+import time
 
 import numpy as np
 import pytest
@@ -326,6 +327,24 @@ def test_wandb_writes_an_offline_run_with_the_rows_config_and_results(tmp_path, 
         2: {"env_steps": 64, "seed_0/step_reward": 0.75},
     }
     assert run["summary"]["eval/greedy/mean"] == 12.5
+
+
+def test_a_resumed_run_continues_its_wandb_run_and_a_restarted_one_starts_another(tmp_path, wandb_env):
+    run_dir = tmp_path / "runs" / "r"
+    run_dir.mkdir(parents=True)
+    config = from_dict({**BASE, "logger": "wandb", "out_dir": str(tmp_path / "runs")})
+    ids = []
+    for first_update in (0, 4, 0):  # a run, its --resume after update 4, then a start over
+        if first_update:  # W&B names an offline run's folder by its id and the second it started
+            time.sleep(1.1)
+        logger = loggers.open_logger(config, run_dir, first_update, log=lambda line: None)
+        logger.log_row(first_update + 1, 32 * (first_update + 1), 0, {"loss": 1.0})
+        logger.close()
+        ids.append((run_dir / "wandb_run_id.txt").read_text().strip())
+    assert ids[0] == ids[1] != ids[2]
+    runs = [wandb_run(folder) for folder in run_dir.glob("wandb/offline-run-*")]
+    logged = sorted((run["run"].run_id, sorted(run["history"])) for run in runs)  # (id, steps) per folder
+    assert logged == sorted([(ids[0], [1]), (ids[1], [5]), (ids[2], [1])])
 
 
 # ------------------------------------------------------------------------------------ in the run loop
