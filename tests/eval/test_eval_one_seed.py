@@ -159,3 +159,23 @@ def test_suite_and_transfer_tables_say_one_seed():
     cell = {"return_per_seed": [3.0], "normalised_score": {"mean": 0.5, "ci95": 0.0}}
     assert _text(cell, "normalised") == f"0.50 ({ONE_SEED})"
     assert _text({**cell, "return_per_seed": [3.0, 4.0]}, "normalised") == "0.50 ± 0.00"
+
+
+def test_a_one_seed_sweep_table_says_so(tmp_path, monkeypatch):
+    import yaml
+    from trainer_fake_env import TINY_CONFIG
+
+    import baselines.run.runner
+    from baselines.cli.sweep import sweep_main
+
+    def fake_run_training(config, run_dir, progress=True):  # training stubbed: the table is under test
+        one = {"mean": 7.5, "ci95": 0.0, "iqm": 7.5, "num_seeds": 1, "seed_min": 7.5, "seed_max": 7.5}
+        return {"run_dir": str(run_dir), "eval": {"policies": {"greedy": {"summary": one}}}}
+
+    monkeypatch.setattr(baselines.run.runner, "run_training", fake_run_training)
+    config = tmp_path / "tiny.yaml"
+    config.write_text(yaml.safe_dump({**TINY_CONFIG, "gif_frames": 0, "num_seeds": 1}))
+    args = ["--config", str(config), "--out-dir", str(tmp_path), "--no-progress", "--no-fuse"]
+    assert sweep_main([*args, "--name", "one", "--grid", "lr=1e-3,3e-3"]) == 0
+    rows = (tmp_path / "one" / "sweep.md").read_text().splitlines()[2:]
+    assert [r.rstrip(" |").split(" | ")[1] for r in rows] == [f"7.5 ({ONE_SEED})"] * 2
