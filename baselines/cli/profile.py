@@ -153,7 +153,9 @@ class UpdateProfile:
             batch = policy.batch((traj, advantages, targets), memory0)
             _, key = jax.random.split(runner.rng)
             params, opt_state = trainable(runner.params), runner.opt_state
-            return ppo_epochs(train.learner(runner), policy, config, params, opt_state, key, batch)
+            step = train.learner(runner)
+            sizes = (config.update_epochs, config.num_minibatches)
+            return ppo_epochs(step, policy, *sizes, params, opt_state, key, batch)
 
         self.pieces = {
             "update": (chunk, (state,)),

@@ -36,6 +36,16 @@ def training_params(config: PPOConfig, env_params: Any) -> Any:
     return env_params.replace(**{name: getattr(overridden, name) for name in config.train_env_params})
 
 
+def curriculum_start_params(config: PPOConfig) -> Any:
+    """The `EnvParams` a grown-in training-env curriculum starts from: `train_env_params_start` on top of
+    `env_params` (made and bounds-checked by `hivex_jax.make` as `train_env_params` are); None without
+    one (`baselines.core.extensions.EnvParamsAnneal`)."""
+    start = config.train_env_params_start
+    if config.train_env_params_anneal_updates <= 0 or not start:
+        return None
+    return make_env(config.replace(env_params={**config.env_params, **start}))[1]
+
+
 def check_env_fit(config: PPOConfig, env: Any, env_params: Any) -> None:
     """Raise a one-line `ConfigError` if the config's network or normalisation options need an
     observation part the env does not have (compiles nothing)."""

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from typing import Any, cast
+from typing import Any
 
 import jax
 import jax.numpy as jnp
 
-from baselines.config import MAPPOConfig, PPOConfig
+from baselines.config import NetworkConfig
 from baselines.core.kernels import ReturnScaling, merge_stats, normalize, running_stats_init
 from baselines.core.training_env import TrainingEnv
 
@@ -42,10 +42,11 @@ def critic_inputs(
 
 
 class CriticInput:
-    """The critic's input for every agent of every env `[N, A, ...]`, chosen by `config.algo`."""
+    """The critic's input for every agent of every env `[N, A, ...]`, chosen by the `network` part's
+    `centralised_critic` (MAPPO) and its `critic_*` options."""
 
-    def __init__(self, config: PPOConfig, env: Any, env_params: Any, training_env: TrainingEnv):
-        self.config, self.centralised = config, config.algo == "mappo"  # MAPPO's config has the critic_*
+    def __init__(self, network: NetworkConfig, env: Any, env_params: Any, training_env: TrainingEnv):
+        self.network, self.centralised = network, network.centralised_critic
         self.env, self.env_params, self.training_env = env, env_params, training_env
 
     def __call__(self, env_state: Any, obs: dict, env_params: Any = None) -> dict:
@@ -54,14 +55,14 @@ class CriticInput:
         construction: a fused member passes its own."""
         if not self.centralised:
             return obs
-        config = cast(MAPPOConfig, self.config)  # algo "mappo": the config class with the critic_* keys
+        network = self.network
         env_params = self.env_params if env_params is None else env_params
         state = jax.vmap(self.training_env.global_state, (0, None))(env_state, env_params)
-        local = obs["vector"] if config.critic_local_obs else None
-        inputs = critic_inputs(state, self.env.num_agents, config.critic_agent_id, local)
-        if config.critic_local_visual:  # the critic's own CNN reads the agent's image, as IPPO's does
+        local = obs["vector"] if network.critic_local_obs else None
+        inputs = critic_inputs(state, self.env.num_agents, network.critic_agent_id, local)
+        if network.critic_local_visual:  # the critic's own CNN reads the agent's image, as IPPO's does
             inputs["visual"] = obs["visual"]
-        if config.critic_heads_local:  # the value heads' own encoder reads the agent's observation
+        if network.critic_heads_local:  # the value heads' own encoder reads the agent's observation
             inputs["local"] = {k: obs[k] for k in ("vector", "visual") if k in obs}
         return inputs
 
@@ -78,11 +79,11 @@ class CriticInput:
 class ObsNormalization:
     """Running per-feature stats of `obs["vector"]` (MAPPO also of the critic's input) in
     `params["obs_norm"]`, so checkpoints and evaluation carry them. A rollout and the epochs that learn
-    from it use the stats as they were at its start; its observations are merged in after the epochs."""
+    from it use the stats as they were at its start; its observations are merged in after the epochs.
+    `on`: `obs_normalization`, `clip`: `obs_norm_clip`, `centralised`: MAPPO's critic (stats of its own)."""
 
-    def __init__(self, config: PPOConfig):
-        self.on, self.clip = config.obs_normalization, config.obs_norm_clip
-        self.centralised = config.algo == "mappo"
+    def __init__(self, on: bool, clip: float, centralised: bool):
+        self.on, self.clip, self.centralised = on, clip, centralised
 
     def actor_view(self, params: dict, obs: dict) -> dict:
         """What the actor reads: `obs` with `vector` normalised when on."""
@@ -137,10 +138,10 @@ class ObsNormalization:
 class ReturnScaler:
     """`reward_scaling="return_std"`: GAE reads the rewards divided by the running std of the discounted
     return `G_t = r_t + gamma G_{t-1}` (restarted after an episode's end), kept in
-    `RunnerState.returns`; the reported returns stay the env's."""
+    `RunnerState.returns`; the reported returns stay the env's. `on`: `reward_scaling == "return_std"`."""
 
-    def __init__(self, config: PPOConfig):
-        self.on, self.gamma = config.reward_scaling == "return_std", config.gamma
+    def __init__(self, on: bool, gamma: float):
+        self.on, self.gamma = on, gamma
 
     def init(self, num_envs: int, num_agents: int) -> ReturnScaling | None:
         """No stats yet and G = 0 (off: `None`, no leaves)."""

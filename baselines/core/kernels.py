@@ -13,7 +13,7 @@ import jax.numpy as jnp
 import optax
 from flax import struct
 
-from baselines.config import PPOConfig
+from baselines.config import OptimizerConfig
 
 
 def anneal_progress(update: jax.Array, end: Any, start: Any = 0) -> jax.Array:
@@ -219,21 +219,20 @@ def env_minibatches(key: jax.Array, batch: tuple[Any, Any], num_minibatches: int
 
 # -------------------------------------------------------------------------------------- optimizer
 def make_optimizer(
-    config: PPOConfig, lr: Any = None, max_grad_norm: Any = None
+    options: OptimizerConfig, lr: Any = None, max_grad_norm: Any = None
 ) -> optax.GradientTransformation:
     """Adam with global-norm clipping for params `{"actor": ..., "critic": ...}`; the learning rate
-    decays linearly to 0 when `anneal_lr`.
+    decays linearly to 0 over `options.schedule_steps` when `anneal_lr`.
 
     Actor and critic are clipped separately: with returns of order 1 / (1 - gamma), the critic's
     gradient norm dwarfs the actor's, and one shared clip would all but freeze the policy. `lr` and
-    `max_grad_norm`, if given, replace the config's (a fused member's f32 arrays; the state's structure is
-    the same).
+    `max_grad_norm`, if given, replace the options' (a fused member's f32 arrays; the state's structure
+    is the same).
     """
-    lr_start = config.lr if lr is None else lr
-    max_norm = config.max_grad_norm if max_grad_norm is None else max_grad_norm
-    steps_per_update = config.update_epochs * config.num_minibatches
-    if config.anneal_lr:
-        schedule: Any = optax.linear_schedule(lr_start, 0.0, config.num_updates * steps_per_update)
+    lr_start = options.lr if lr is None else lr
+    max_norm = options.max_grad_norm if max_grad_norm is None else max_grad_norm
+    if options.anneal_lr:
+        schedule: Any = optax.linear_schedule(lr_start, 0.0, options.schedule_steps)
     else:
         schedule = lr_start
     adam = optax.chain(optax.clip_by_global_norm(max_norm), optax.adam(schedule, eps=1e-5))

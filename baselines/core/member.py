@@ -11,7 +11,13 @@ import jax
 import numpy as np
 import optax
 
-from baselines.config import PPOConfig
+from baselines.config import (
+    ExtensionsConfig,
+    OptimizerConfig,
+    PPOConfig,
+    PPOScalars,
+    curriculum_start_params,
+)
 from baselines.core.extensions import EnvParamsAnneal, reward_arrays
 from baselines.core.kernels import make_optimizer
 
@@ -56,55 +62,57 @@ def member_data(
     in Python floats there), so a member computes what its config computes alone. `final_params`: the
     env's own params, where a `train_env_params_anneal_updates` curriculum ends (`EnvParamsAnneal`; a
     grown-in one carries its `train_env_params_start` values instead)."""
+    own, extensions = PPOScalars.of(config), ExtensionsConfig.of(config)
     scalars = {
-        "lr": config.lr,
-        "max_grad_norm": config.max_grad_norm,
-        "gamma": config.gamma,
-        "gamma_lambda": config.gamma * config.gae_lambda,
-        "clip_eps": config.clip_eps,
-        "clip_value_eps": config.clip_value_eps,
-        "vf_coef": config.vf_coef,
-        "ent_coef": config.ent_coef,
-        "ent_coef_continuous": config.ent_coef
-        if config.ent_coef_continuous is None
-        else config.ent_coef_continuous,
-        "ent_coef_discrete": config.ent_coef
-        if config.ent_coef_discrete is None
-        else config.ent_coef_discrete,
+        "lr": own.lr,
+        "max_grad_norm": own.max_grad_norm,
+        "gamma": own.gamma,
+        "gamma_lambda": own.gamma * own.gae_lambda,
+        "clip_eps": own.clip_eps,
+        "clip_value_eps": own.clip_value_eps,
+        "vf_coef": own.vf_coef,
+        "ent_coef": own.ent_coef,
+        "ent_coef_continuous": own.ent_coef if own.ent_coef_continuous is None else own.ent_coef_continuous,
+        "ent_coef_discrete": own.ent_coef if own.ent_coef_discrete is None else own.ent_coef_discrete,
     }
-    rewards = {} if env is None else reward_arrays(config, env, env_params)
-    anneal = EnvParamsAnneal(config, final_params).arrays() if final_params is not None else {}
+    rewards = {} if env is None else reward_arrays(extensions, env, env_params)
+    anneal = {}
+    if final_params is not None:
+        start_params = curriculum_start_params(config)
+        anneal = EnvParamsAnneal(extensions, final_params, start_params).arrays()
     return {**{k: np.float32(v) for k, v in scalars.items()}, **rewards, **anneal, "env_params": env_params}
 
 
 def entropy_bonus(
-    config: PPOConfig, continuous: jax.Array, discrete: jax.Array, member: dict | None = None
+    scalars: PPOScalars, continuous: jax.Array, discrete: jax.Array, member: dict | None = None
 ) -> jax.Array | None:
     """The per-branch entropy bonus when `ent_coef_continuous` or `ent_coef_discrete` is set (an unset
     one is `ent_coef`); `None`: `ppo_loss` uses `ent_coef` on the total entropy. A fused member's
     coefficients come from `member` (`member_data`, unset ones already resolved)."""
-    if config.ent_coef_continuous is None and config.ent_coef_discrete is None:
+    if scalars.ent_coef_continuous is None and scalars.ent_coef_discrete is None:
         return None
     if member is not None:
         return member["ent_coef_continuous"] * continuous + member["ent_coef_discrete"] * discrete
-    coef_continuous = config.ent_coef if config.ent_coef_continuous is None else config.ent_coef_continuous
-    coef_discrete = config.ent_coef if config.ent_coef_discrete is None else config.ent_coef_discrete
+    coef_continuous = scalars.ent_coef if scalars.ent_coef_continuous is None else scalars.ent_coef_continuous
+    coef_discrete = scalars.ent_coef if scalars.ent_coef_discrete is None else scalars.ent_coef_discrete
     return coef_continuous * continuous + coef_discrete * discrete
 
 
-def value(config: PPOConfig, env_params: Any, member: dict | None, name: str) -> Any:
-    """A data key's value: the fused member's array, else the config's constant (`gamma_lambda`: None,
-    as `gae` then multiplies the constants itself)."""
+def value(scalars: PPOScalars, env_params: Any, member: dict | None, name: str) -> Any:
+    """A data key's value: the fused member's array, else the config's constant from its `scalars`
+    (`env_params`: the given ones; `gamma_lambda`: None, as `gae` then multiplies the constants itself)."""
     if member is not None:
         return member[name]
     if name == "env_params":
         return env_params
-    return None if name == "gamma_lambda" else getattr(config, name)
+    return None if name == "gamma_lambda" else getattr(scalars, name)
 
 
-def optimizer_for(config: PPOConfig, optimizer: optax.GradientTransformation, member: dict | None) -> Any:
+def optimizer_for(
+    options: OptimizerConfig, optimizer: optax.GradientTransformation, member: dict | None
+) -> Any:
     """The optimiser a member updates with: the same transformations (and state structure) on its lr and
     gradient clip; the config's `optimizer` for a plain run."""
     if member is None:
         return optimizer
-    return make_optimizer(config, lr=member["lr"], max_grad_norm=member["max_grad_norm"])
+    return make_optimizer(options, lr=member["lr"], max_grad_norm=member["max_grad_norm"])

@@ -19,6 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
+from baselines.config import NetworkConfig
 from baselines.core.convolutions import PatchConv, StridedConv, orthogonal, to_unit_float
 
 ACTIVATIONS = {"tanh": nn.tanh, "relu": nn.relu, "gelu": nn.gelu, "silu": nn.silu}
@@ -268,16 +269,16 @@ class CriticNetwork:
         return self.module.apply(variables, obs)  # pyright: ignore[reportReturnType]
 
 
-def make_critic(config, num_heads: int) -> CriticNetwork:
-    """The trainer's critic from its config: `num_heads` outputs; MAPPO's `critic_heads_local` puts heads
-    1.. on the agent's own obs; IPPO's `shared_encoder` puts the head on the actor's encoder."""
-    local_heads = getattr(config, "critic_heads_local", False)  # an IPPO config has no such key
+def make_critic(network: NetworkConfig, num_heads: int) -> CriticNetwork:
+    """The trainer's critic from the config's `network` part: `num_heads` outputs; MAPPO's
+    `critic_heads_local` puts heads 1.. on the agent's own obs; IPPO's `shared_encoder` puts the head on
+    the actor's encoder."""
     module = Critic(
-        config.hidden_sizes,
-        config.cnn_channels,
-        config.activation,
+        network.hidden_sizes,
+        network.cnn_channels,
+        network.activation,
         num_heads,
-        local_heads,
-        config.visual_encoder,
+        network.critic_heads_local,
+        network.visual_encoder,
     )
-    return CriticNetwork(module, config.shared_encoder)
+    return CriticNetwork(module, network.shared_encoder)

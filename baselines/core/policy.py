@@ -17,7 +17,7 @@ import jax
 import jax.numpy as jnp
 from flax import struct
 
-from baselines.config import ConfigError, PPOConfig
+from baselines.config import ConfigError, NetworkConfig
 from baselines.core.kernels import env_minibatches, flatten_batch, shuffled_minibatches
 from baselines.core.networks import Actor, HybridDistribution, RecurrentActor, initial_hidden
 
@@ -193,18 +193,18 @@ class Policy(Protocol):
     def evaluation_act(self, params: dict, obs: dict, key: jax.Array, greedy: bool) -> dict: ...
 
 
-def make_policy(config: PPOConfig, env: Any, view: View) -> Policy:
-    """The actor `config.recurrent` asks for, for `env`'s action space."""
+def make_policy(network: NetworkConfig, env: Any, view: View) -> Policy:
+    """The actor the config's `network` part asks for (`recurrent`), for `env`'s action space."""
     options = (
         env.continuous_dims,
         tuple(env.discrete_branches),
-        config.hidden_sizes,
-        config.cnn_channels,
-        config.activation,
-        config.init_log_std,
+        network.hidden_sizes,
+        network.cnn_channels,
+        network.activation,
+        network.init_log_std,
     )
-    encoder = config.visual_encoder
-    if config.recurrent == "none":
+    encoder = network.visual_encoder
+    if network.recurrent == "none":
         return FeedForwardPolicy(Actor(*options, visual_encoder=encoder), view)
-    actor = RecurrentActor(*options, config.gru_size, visual_encoder=encoder)
-    return RecurrentPolicy(actor, view, config.gru_size)
+    actor = RecurrentActor(*options, network.gru_size, visual_encoder=encoder)
+    return RecurrentPolicy(actor, view, network.gru_size)

@@ -36,7 +36,18 @@ import jax.numpy as jnp
 import optax
 from flax import struct
 
-from baselines.config import PPOConfig, check_env_fit, make_env, training_params
+from baselines.config import (
+    ExtensionsConfig,
+    NetworkConfig,
+    OptimizerConfig,
+    PPOConfig,
+    PPOScalars,
+    ValueHeadsConfig,
+    check_env_fit,
+    curriculum_start_params,
+    make_env,
+    training_params,
+)
 from baselines.core import extensions
 from baselines.core import member as members
 from baselines.core.inputs import CriticInput, ObsNormalization, ReturnScaler
@@ -51,6 +62,7 @@ from baselines.core.kernels import (
 )
 from baselines.core.networks import make_critic
 from baselines.core.policy import PolicyMemory, action_readout, make_policy
+from baselines.core.program_cache import ProgramKeys
 from baselines.core.training_env import TrainingEnv
 from baselines.core.value_heads import ValueHeads
 
@@ -122,6 +134,9 @@ class Train:
     value: Callable[[dict, dict], jax.Array] | None = None
     advantages: Callable[..., tuple] | None = None
     learner: Callable[..., Callable] | None = None
+    # the config's cache keys (`baselines.core.program_cache`): the population, the training env and the
+    # evaluations key their compiled programs with these instead of reading the config again
+    keys: ProgramKeys | None = None
 
 
 def trainable(params: dict) -> dict:
@@ -143,47 +158,73 @@ def minibatch_update(loss: Callable[[dict, tuple], tuple[jax.Array, dict]], opti
 
 
 def ppo_epochs(
-    step: Callable, policy: Any, config: PPOConfig, params: dict, opt_state: Any, key: jax.Array, batch: tuple
+    step: Callable,
+    policy: Any,
+    update_epochs: int,
+    num_minibatches: int,
+    params: dict,
+    opt_state: Any,
+    key: jax.Array,
+    batch: tuple,
 ) -> tuple[tuple[dict, Any], dict]:
-    """`config.update_epochs` epochs of `config.num_minibatches` `step`s over `batch` (`policy.batch` of a
-    rollout), reshuffled each epoch: `((params, opt_state), metrics [E, M])`."""
+    """`update_epochs` epochs of `num_minibatches` `step`s over `batch` (`policy.batch` of a rollout),
+    reshuffled each epoch: `((params, opt_state), metrics [E, M])`."""
 
     def epoch(carry: tuple, _: Any) -> tuple[tuple, dict]:
         params, opt_state, key = carry
         key, k_shuffle = jax.random.split(key)
-        minibatches = policy.minibatches(k_shuffle, batch, config.num_minibatches)
+        minibatches = policy.minibatches(k_shuffle, batch, num_minibatches)
         (params, opt_state), metrics = jax.lax.scan(step, (params, opt_state), minibatches)
         return (params, opt_state, key), metrics
 
-    (params, opt_state, _), metrics = jax.lax.scan(
-        epoch, (params, opt_state, key), None, config.update_epochs
-    )
+    (params, opt_state, _), metrics = jax.lax.scan(epoch, (params, opt_state, key), None, update_epochs)
     return (params, opt_state), metrics
 
 
 # -------------------------------------------------------------------------------------- the trainer
 def make_train(
-    config: PPOConfig, env: Any = None, env_params: Any = None, member_worlds: Any = None, **pool: bool
+    config: PPOConfig,
+    env: Any = None,
+    env_params: Any = None,
+    member_worlds: Any = None,
+    keys: ProgramKeys | None = None,
+    **pool: bool,
 ) -> Train:
     """Build `init` / `update_chunk` / `act` of `config.algo` (ippo or mappo) for `config` (env made from
-    the config if not given; `member_worlds`, `pool_as_data=`: a fused member's pool: `TrainingEnv.of`)."""
+    the config if not given; `member_worlds`, `pool_as_data=`: a fused member's pool: `TrainingEnv.of`;
+    `keys`: the config's `ProgramKeys` when the caller has them). The config is read here, once: each
+    piece gets its part (`baselines.config.sections`) or its values."""
     if env is None:
         env, env_params = make_env(config)
     check_env_fit(config, env, env_params)  # a one-line ConfigError before anything compiles
     train_params = training_params(config, env_params)  # evaluation plays env_params
-    training_env = TrainingEnv.of(config, env, train_params, member_worlds, **pool)
-    num_envs, num_agents = config.num_envs, env.num_agents
-    normalization = ObsNormalization(config)
-    critic_input = CriticInput(config, env, train_params, training_env)
-    policy = make_policy(config, env, normalization.actor_view)
-    value_heads = ValueHeads(config, env, train_params)
-    critic = make_critic(config, value_heads.count)
-    optimizer = make_optimizer(config)
-    return_scaler = ReturnScaler(config)
-    training_reward = extensions.training_reward(config, env, train_params)
-    training_env_params = extensions.EnvParamsAnneal(config, env_params)  # train_env_params' curriculum
-    auxiliary_losses = extensions.auxiliary_losses(config, env)
-    data = functools.partial(members.value, config, train_params)  # (member, key): a member's or the config's
+    start_params = curriculum_start_params(config)  # where a grown-in train_env_params curriculum starts
+    keys = ProgramKeys.of(config) if keys is None else keys
+    # the parts of the config its pieces read, then what this function reads itself
+    network, extension = NetworkConfig.of(config), ExtensionsConfig.of(config)
+    heads, scalars = ValueHeadsConfig.of(config), PPOScalars.of(config)
+    optimizer_options = OptimizerConfig.of(config)
+    num_envs, num_steps, chunk_updates = config.num_envs, config.num_steps, config.chunk_updates
+    update_epochs, num_minibatches = config.update_epochs, config.num_minibatches
+    normalize_advantages, gae_lambda = config.normalize_advantages, config.gae_lambda
+    train_worlds, pregenerate = config.train_worlds, config.pregenerate_worlds
+    normalization = ObsNormalization(
+        config.obs_normalization, config.obs_norm_clip, network.centralised_critic
+    )
+    return_scaler = ReturnScaler(config.reward_scaling == "return_std", config.gamma)
+
+    training_env = TrainingEnv.of(env, train_params, train_worlds, pregenerate, keys, member_worlds, **pool)
+    num_agents = env.num_agents
+    critic_input = CriticInput(network, env, train_params, training_env)
+    policy = make_policy(network, env, normalization.actor_view)
+    value_heads = ValueHeads(heads, extension, env, train_params)
+    critic = make_critic(network, value_heads.count)
+    optimizer = make_optimizer(optimizer_options)
+    training_reward = extensions.training_reward(extension, env, train_params)
+    training_env_params = extensions.EnvParamsAnneal(extension, env_params, start_params)  # the curriculum
+    auxiliary_losses = extensions.auxiliary_losses(extension, env)
+    # (member, key): a fused member's data key, or the config's
+    data = functools.partial(members.value, scalars, train_params)
 
     def value_of(params: dict, critic_obs: dict) -> jax.Array:
         return critic.apply(params, normalization.critic_view(params, critic_obs))
@@ -255,7 +296,7 @@ def make_train(
         runner: RunnerState, member: dict | None = None
     ) -> tuple[RunnerState, tuple[Transition, dict]]:
         """`num_steps` env steps: the trajectory `[T, N, A, ...]` and the finished-episode records."""
-        return jax.lax.scan(lambda r, x: env_step(r, x, member), runner, None, config.num_steps)
+        return jax.lax.scan(lambda r, x: env_step(r, x, member), runner, None, num_steps)
 
     # ------------------------------------------------------------------------------------ loss
     def readout(dist: Any, action: dict, extras: dict) -> tuple:
@@ -286,9 +327,9 @@ def make_train(
             data(member, "clip_value_eps"),
             data(member, "vf_coef"),
             data(member, "ent_coef"),
-            config.normalize_advantages,
-            members.entropy_bonus(config, entropy_continuous, entropy_discrete, member),
-            value_clipping=config.clip_value_eps > 0,
+            normalize_advantages,
+            members.entropy_bonus(scalars, entropy_continuous, entropy_discrete, member),
+            value_clipping=scalars.clip_value_eps > 0,
         )
         for aux, coefficient, aux_readout in zip(auxiliary_losses, coefficients, aux_out, strict=True):
             term, aux_metrics = aux.loss(coefficient, aux_readout, traj)
@@ -302,14 +343,14 @@ def make_train(
         scaling's stats merged into `runner`)."""
         returns, rewards, traj = return_scaler.scale(runner.returns, traj)
         gamma, gamma_lambda = data(member, "gamma"), data(member, "gamma_lambda")
-        adv, targets = value_heads.gae(runner.update, rewards, traj, gamma, config.gae_lambda, gamma_lambda)
+        adv, targets = value_heads.gae(runner.update, rewards, traj, gamma, gae_lambda, gamma_lambda)
         return replace(runner, returns=returns), traj, adv, targets
 
     def learner(runner: RunnerState, member: dict | None = None) -> Callable:
         """The clipped-PPO minibatch step of `runner`'s update (the obs stats its rollout acted with)."""
         obs_norm = runner.params.get("obs_norm")  # fixed through the rollout and its epochs
         coefficients = tuple(aux.coefficient(runner.update) for aux in auxiliary_losses)
-        optimizer_here = members.optimizer_for(config, optimizer, member)
+        optimizer_here = members.optimizer_for(optimizer_options, optimizer, member)
         return minibatch_update(lambda p, mb: loss_fn(p, obs_norm, mb, coefficients, member), optimizer_here)
 
     def update_step(runner: RunnerState, _: Any, member: dict | None = None) -> tuple[RunnerState, dict]:
@@ -320,7 +361,14 @@ def make_train(
         batch = policy.batch((traj, adv, targets), memory0)
         rng, k_epochs = jax.random.split(runner.rng)
         (params, opt_state), loss_metrics = ppo_epochs(
-            step, policy, config, trainable(runner.params), runner.opt_state, k_epochs, batch
+            step,
+            policy,
+            update_epochs,
+            num_minibatches,
+            trainable(runner.params),
+            runner.opt_state,
+            k_epochs,
+            batch,
         )
         params = normalization.after_rollout(
             params,
@@ -341,9 +389,9 @@ def make_train(
         """`chunk_updates` updates in one scan; metrics shaped `[K]` per key. `member` (`member_data` of
         `baselines.core.member`): the data keys as arrays (a fused population vmaps them with the state);
         None: the config's."""
-        return jax.lax.scan(lambda r, x: update_step(r, x, member), runner, None, config.chunk_updates)
+        return jax.lax.scan(lambda r, x: update_step(r, x, member), runner, None, chunk_updates)
 
     parts = {"policy": policy, "training_env": training_env, "train_params": train_params, "value": value_of}
     parts.update(advantages=advantages, learner=learner, **policy.memory_api())
     act = policy.evaluation_act
-    return Train(config, env, env_params, init, update_chunk, act, rollout, **parts)
+    return Train(config, env, env_params, init, update_chunk, act, rollout, keys=keys, **parts)

@@ -1,14 +1,16 @@
 """The program cache: a tiny LRU of traced and compiled programs keyed by the config's compute keys, so a
 resumed run, `hivex evaluate` after `hivex train`, or a sweep over host-only keys in one process reuse
-them. Below the core: the training env and the run layer both key their programs here."""
+them. Below the core: the training env and the run layer both key their programs here, with the keys
+`make_train` computes once (`ProgramKeys`, carried on `Train.keys`)."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from baselines.config import PPOConfig, keys_of_kind
-from baselines.core.member import UPDATE_ONLY_KEYS
+from baselines.core.member import ENV_MEMBER_KEYS, UPDATE_ONLY_KEYS
 
 #: config keys that only steer the host loop (declared "run" in `baselines.config.schema`): runs differing
 #: in these share compiled programs
@@ -40,3 +42,23 @@ def init_and_eval_key(config: PPOConfig) -> str:
     """`compute_key` without `UPDATE_ONLY_KEYS`: configs with equal keys initialise a seed and evaluate a
     policy with the same compiled programs."""
     return compute_key(config, UPDATE_ONLY_KEYS)
+
+
+@dataclass(frozen=True)
+class ProgramKeys:
+    """A config's cache keys, computed once (`of`) and carried with its trainer (`Train.keys`), so the
+    population, the training env and the evaluations key their programs without reading the config."""
+
+    compute: str  # `compute_key`: the population's programs (training)
+    init_and_eval: str  # `init_and_eval_key`: a seed's init and the held-out evaluation
+    setting_free: str  # also without the env setting (`ENV_MEMBER_KEYS`): shared by every env setting
+
+    @classmethod
+    def of(cls, config: PPOConfig) -> ProgramKeys:
+        """The keys of `config`: one pass over its values."""
+        values = {k: v for k, v in config.to_dict().items() if k not in HOST_ONLY_KEYS}
+
+        def key(without: frozenset[str]) -> str:
+            return json.dumps({k: v for k, v in values.items() if k not in without}, sort_keys=True)
+
+        return cls(key(frozenset()), key(UPDATE_ONLY_KEYS), key(UPDATE_ONLY_KEYS | ENV_MEMBER_KEYS))

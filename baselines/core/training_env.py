@@ -19,8 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
-from baselines.core.member import ENV_MEMBER_KEYS, UPDATE_ONLY_KEYS
-from baselines.core.program_cache import cached, compute_key, init_and_eval_key
+from baselines.core.program_cache import ProgramKeys, cached
 from hivex_jax.core.errors import world_seeds
 from hivex_jax.core.wrapper import Wrapper
 from hivex_jax.wrappers import AutoReset, EpisodeStatistics, PregeneratedWorldPool, WorldPool
@@ -105,12 +104,11 @@ def _shared_pool(key: str | None, build: Any) -> PregeneratedWorldPool:
     return pool
 
 
-def shared_pool_builder(config: Any, env: Any) -> Any:
+def shared_pool_builder(setting_free_key: str, env: Any) -> Any:
     """`pool_builder(env)` shared by the configs that differ only in their env setting (task, level, env
-    params) or update-only keys (the program cache, `population.cached`): a fused sweep's members over
-    levels build their pools with one compile."""
-    key = ("pool builder", compute_key(config, UPDATE_ONLY_KEYS | ENV_MEMBER_KEYS))
-    return cached(key, lambda: pool_builder(env))
+    params) or update-only keys (the program cache under their `ProgramKeys.setting_free`): a fused
+    sweep's members over levels build their pools with one compile."""
+    return cached(("pool builder", setting_free_key), lambda: pool_builder(env))
 
 
 class TrainingEnv:
@@ -144,21 +142,29 @@ class TrainingEnv:
 
     @classmethod
     def of(
-        cls, config: Any, env: Any, params: Any, member_worlds: Any = None, pool_as_data: bool = False
+        cls,
+        env: Any,
+        params: Any,
+        train_worlds: str,
+        pregenerate: bool,
+        keys: ProgramKeys,
+        member_worlds: Any = None,
+        pool_as_data: bool = False,
     ) -> TrainingEnv:
-        """The stack a config trains on: its `train_worlds`, or with `member_worlds` (a fused population's
-        pool of world seeds, or its members' pregenerated pools joined) that pool, each member drawing its
-        own worlds (`params_for`). `pool_as_data`: a pregenerated pool is built by the program shared by
-        every env setting of the config (`shared_pool_builder`), not by one of its own."""
-        worlds = config.train_worlds if member_worlds is None else member_worlds
+        """The stack a config trains on: its `train_worlds` (world seeds; `pregenerate`:
+        `pregenerate_worlds`), or with `member_worlds` (a fused population's pool of world seeds, or its
+        members' pregenerated pools joined) that pool, each member drawing its own worlds (`params_for`).
+        `pool_as_data`: a pregenerated pool is built by the program shared by every env setting of the
+        config (`shared_pool_builder`), not by one of its own. `keys`: the config's cache keys."""
+        worlds = train_worlds if member_worlds is None else member_worlds
         if isinstance(worlds, PregeneratedWorldPool):
             return cls(env, worlds, params, per_member=True)
         # the pool is a function of the env, its training params, the worlds and how it was built (its
         # floats' rounding), all in this key
         listed = np.asarray(worlds).tolist() if member_worlds is not None else ""
-        pool_key = f"{init_and_eval_key(config)}|{listed}|{'data' if pool_as_data else 'constants'}"
-        build = shared_pool_builder(config, env) if pool_as_data and config.pregenerate_worlds else None
-        return cls(env, worlds, params, config.pregenerate_worlds, member_worlds is not None, pool_key, build)
+        pool_key = f"{keys.init_and_eval}|{listed}|{'data' if pool_as_data else 'constants'}"
+        build = shared_pool_builder(keys.setting_free, env) if pool_as_data and pregenerate else None
+        return cls(env, worlds, params, pregenerate, member_worlds is not None, pool_key, build)
 
     def params_for(self, env_params: Any, member: dict | None) -> Any:
         """What `reset`/`step` take: `env_params`, or a fused member's `MemberWorlds` (`per_member`)."""

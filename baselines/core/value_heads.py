@@ -26,29 +26,31 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from baselines.config import PPOConfig
+from baselines.config import ExtensionsConfig, ValueHeadsConfig
 from baselines.core.extensions.rewards import RewardReweighting
 from baselines.core.kernels import anneal_progress, gae, share_rewards
 
 
 class ValueHeads:
-    """The split of the training reward, and GAE over it, for `config.value_heads` (off: the plain ones)."""
+    """The split of the training reward, and GAE over it, for the config's `value_heads` (off: the plain
+    ones); `extensions`: the training reward's transforms, which the split follows."""
 
-    def __init__(self, config: PPOConfig, env: Any, env_params: Any):
-        self.names = tuple(config.value_heads)
+    def __init__(self, heads: ValueHeadsConfig, extensions: ExtensionsConfig, env: Any, env_params: Any):
+        self.names = tuple(heads.value_heads)
         self.count = 1 + len(self.names)  # outputs of the critic
         if not self.names:
             return
         all_names = list(env.reward_term_names)
         self.columns = jnp.asarray([all_names.index(n) for n in self.names], jnp.int32)
         # per output: 1 for the rest, then each named head's scale
-        self.scales = jnp.asarray([1.0] + [float(config.value_heads[n]) for n in self.names], jnp.float32)
-        final = {**config.value_heads, **config.value_heads_final}
+        self.scales = jnp.asarray([1.0] + [float(heads.value_heads[n]) for n in self.names], jnp.float32)
+        final = {**heads.value_heads, **heads.value_heads_final}
         self.final_scales = jnp.asarray([1.0] + [float(final[n]) for n in self.names], jnp.float32)
-        self.anneal = tuple(config.value_heads_anneal_updates) if config.value_heads_final else ()
+        self.anneal = tuple(heads.value_heads_anneal_updates) if heads.value_heads_final else ()
         # the terms as the training reward weighs them (a curriculum's weights; else the env's, in info)
-        self.reweighting = RewardReweighting(config, env, env_params) if config.train_reward_weights else None
-        self.sharing = config.train_reward_sharing
+        reweighted = extensions.train_reward_weights
+        self.reweighting = RewardReweighting(extensions, env, env_params) if reweighted else None
+        self.sharing = extensions.train_reward_sharing
 
     def split(
         self, info: dict, reward: jax.Array, active: jax.Array, update: jax.Array, member: dict | None = None

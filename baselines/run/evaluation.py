@@ -16,7 +16,7 @@ import numpy as np
 import hivex_jax
 from baselines.config import PPOConfig, fit_saved_config, from_dict, make_env, read_config_file
 from baselines.core.ppo import Train
-from baselines.core.program_cache import cached, compute_key, init_and_eval_key
+from baselines.core.program_cache import ProgramKeys, cached
 from baselines.run import checkpoint
 from baselines.run.eval_policies import (
     BASELINES_EXACT_AS_DATA,
@@ -85,7 +85,7 @@ class HeldOutEvaluation:
     def _setting_baselines(self, train: Train) -> Any:
         """The baselines' program for `train`'s setting, built once per setting: the shared params-as-data
         one bound to its params, or its own constant-params one."""
-        setting = init_and_eval_key(train.config)
+        setting = train.keys.init_and_eval
         if setting not in self._baselines_by_setting:
             env, params = train.env, train.env_params
             if self._baselines_as_data is not None:
@@ -244,7 +244,7 @@ def get_evaluation(population: Population, worlds: Any, num_steps: int | None = 
         return get_transfer_evaluation(population, evaluated, worlds, num_steps)
     world_list, dropped = distinct_worlds(population.train.env, worlds)
     # configs that differ only in update-only keys (a fused sweep's lr x ent_coef members) share it
-    key = ("evaluation", init_and_eval_key(population.config), len(world_list), num_steps)
+    key = ("evaluation", population.train.keys.init_and_eval, len(world_list), num_steps)
     evaluation = cached(key, lambda: HeldOutEvaluation(population.train, world_list, num_steps))
     evaluation = evaluation.on(world_list)
     evaluation.distinct_episodes = dropped
@@ -274,7 +274,8 @@ def get_transfer_evaluation(
 ) -> HeldOutEvaluation:
     """`HeldOutEvaluation` of the population's trained actor in the env of `evaluated` (another agent
     count, level, task, env option; `baselines.run.transfer.eval_config` checked it can act there)."""
-    env_key = compute_key(evaluated)
+    evaluated_keys = ProgramKeys.of(evaluated)
+    env_key = evaluated_keys.compute
     if env_key not in _TRANSFER_ENVS:  # built once per setting (world files are read here), not per call
         if len(_TRANSFER_ENVS) >= 4:
             _TRANSFER_ENVS.clear()
@@ -282,11 +283,13 @@ def get_transfer_evaluation(
     env, env_params = _TRANSFER_ENVS[env_key]
 
     def build() -> HeldOutEvaluation:
-        train = dataclasses.replace(population.train, config=evaluated, env=env, env_params=env_params)
+        train = dataclasses.replace(
+            population.train, config=evaluated, env=env, env_params=env_params, keys=evaluated_keys
+        )
         return HeldOutEvaluation(train, world_list, num_steps)
 
     world_list, dropped = distinct_worlds(env, worlds)
-    key = ("transfer", compute_key(population.config), compute_key(evaluated), len(world_list), num_steps)
+    key = ("transfer", population.train.keys.compute, env_key, len(world_list), num_steps)
     evaluation = cached(key, build).on(world_list)
     evaluation.distinct_episodes = dropped
     return evaluation

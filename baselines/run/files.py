@@ -18,7 +18,7 @@ import jaxlib
 import numpy as np
 
 import hivex_jax
-from baselines.config import PPOConfig
+from baselines.config import ExtensionsConfig, PPOConfig
 from baselines.core import extensions
 from baselines.run.eval_policies import policy_env, trained_policy
 from baselines.run.evaluation import HeldOutEvaluation
@@ -45,7 +45,7 @@ AUXILIARY_METRIC_NAMES = extensions.AUXILIARY_METRIC_NAMES
 
 def metric_names(config: PPOConfig) -> tuple[str, ...]:
     """The per-seed metric columns of `config`'s metrics.csv."""
-    return METRIC_NAMES + extensions.metric_names(config)
+    return METRIC_NAMES + extensions.metric_names(ExtensionsConfig.of(config))
 
 
 def write_text_atomic(path: Path, text: str) -> None:

@@ -26,8 +26,7 @@ import numpy as np
 
 from baselines.config import PPOConfig
 from baselines.config.values import ConfigError
-from baselines.core.member import ENV_MEMBER_KEYS, UPDATE_ONLY_KEYS
-from baselines.core.program_cache import cached, compute_key
+from baselines.core.program_cache import cached
 from baselines.run import checkpoint, memory
 from baselines.run.distributed import broadcast_value, check_population_divides, fetch
 from baselines.run.evaluation import HeldOutEvaluation, distinct_worlds, get_evaluation
@@ -314,8 +313,7 @@ def get_setting_evaluation(
     XLA folds constant params differently (on Drone-Based Reforestation that can change an episode).
     `num_steps` must cover every setting's episode (full episodes: the longest `max_steps` of them)."""
     world_list, dropped = distinct_worlds(population.train.env, worlds)
-    config_key = compute_key(population.config, UPDATE_ONLY_KEYS | ENV_MEMBER_KEYS)
-    key = ("setting evaluation", config_key, len(world_list), num_steps)
+    key = ("setting evaluation", population.train.keys.setting_free, len(world_list), num_steps)
     evaluation = cached(key, lambda: HeldOutEvaluation(population.train, world_list, num_steps, True))
     evaluation = evaluation.in_setting(population.train).on(world_list)
     evaluation.distinct_episodes = dropped

@@ -17,7 +17,6 @@ from jax.sharding import PartitionSpec as P
 import hivex_jax
 from baselines.core.member import member_data
 from baselines.core.ppo import make_train
-from baselines.core.program_cache import init_and_eval_key
 from baselines.core.training_env import segments_and_tables, union_and_tables
 from baselines.run.distributed import fetch
 from baselines.run.fused_plan import settings_differ, split_by_pool
@@ -44,15 +43,16 @@ class FusedPopulation(Population):
     def __init__(self, members: Sequence[Population], devices: Sequence[Any] | None = None):
         self.members = list(members)
         worlds = [m.config.train_worlds for m in members]
+        keys = members[0].train.keys  # the program's config is the first member's
         groups = pool_groups(self.members)
         if len(groups) > 1:  # their own pregenerated pools joined; each member draws from its own
             member_pool = [next(k for k, g in enumerate(groups) if i in g) for i in range(len(members))]
             pools = [members[g[0]].train.training_env.pool for g in groups]
             pool, tables = segments_and_tables(pools, member_pool)
-            super().__init__(make_train(members[0].config, member_worlds=pool), devices)
+            super().__init__(make_train(members[0].config, member_worlds=pool, keys=keys), devices)
         elif len(set(worlds)) > 1:  # one pool of every member's worlds; each draws from its own
             pool, tables = union_and_tables(worlds)
-            super().__init__(make_train(members[0].config, member_worlds=pool), devices)
+            super().__init__(make_train(members[0].config, member_worlds=pool, keys=keys), devices)
         else:
             tables = [{} for _ in members]
             super().__init__(members[0].train, devices)
@@ -84,8 +84,8 @@ class FusedPopulation(Population):
         and placed as `Population.init` places a population: each process initialises only the rows its
         devices hold, one by one (not under vmap: see `Population.init`)."""
         s = self.config.num_seeds
-        # one compiled init per `init_and_eval_key`: members that differ only in update-only keys (lr,
-        # ent_coef, seed, ...) start from the same program, compiled once rather than once per member
+        # one compiled init per `ProgramKeys.init_and_eval`: members that differ only in update-only keys
+        # (lr, ent_coef, seed, ...) start from the same program, compiled once rather than once per member
         inits: dict[str, Any] = {}
 
         def init_row(row: int) -> Any:
@@ -93,7 +93,7 @@ class FusedPopulation(Population):
             key = member.seed_keys(member.config.seed if seed is None else seed)[row % s]
             if self._rows_init is not None:
                 return self._rows_init(key, jax.tree.map(lambda x: x[row], self._host_rows))
-            init_one = inits.setdefault(init_and_eval_key(member.config), member._init_one)
+            init_one = inits.setdefault(member.train.keys.init_and_eval, member._init_one)
             return init_one(key)
 
         return self.place_rows(init_row)

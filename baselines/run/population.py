@@ -16,7 +16,7 @@ from jax.sharding import PartitionSpec as P
 
 from baselines.config import PPOConfig
 from baselines.core.ppo import RunnerState, Train, make_train
-from baselines.core.program_cache import cached, compute_key
+from baselines.core.program_cache import ProgramKeys, cached
 from baselines.run.distributed import fetch
 
 
@@ -34,10 +34,13 @@ class Population:
     def __init__(self, train: Train, devices: Sequence[Any] | None = None, shard_axis: str = "auto"):
         self.train = train
         self.config = train.config
+        # what the population reads of its config, read once
+        self.num_seeds, self.seed = self.config.num_seeds, self.config.seed
+        num_envs = self.config.num_envs
         self.devices = list(devices if devices is not None else jax.devices())
         self.mesh = Mesh(np.asarray(self.devices), ("pop",))
         n = len(self.devices)
-        divides = {"seeds": self.config.num_seeds % n == 0, "envs": self.config.num_envs % n == 0}
+        divides = {"seeds": self.num_seeds % n == 0, "envs": num_envs % n == 0}
         if shard_axis == "auto":
             shard_axis = "seeds" if divides["seeds"] else "envs" if divides["envs"] else "none"
         elif shard_axis not in ("seeds", "envs", "none") or (
@@ -76,7 +79,7 @@ class Population:
     def seed_keys(self, seed: int) -> list[jax.Array]:
         """Key of training seed i = fold_in(PRNGKey(seed), i): seed i is the same run for any num_seeds."""
         base = jax.random.PRNGKey(seed)
-        return [jax.random.fold_in(base, i) for i in range(self.config.num_seeds)]
+        return [jax.random.fold_in(base, i) for i in range(self.num_seeds)]
 
     def init(self, seed: int | None = None) -> RunnerState:
         """The population's initial state `[num_seeds, ...]`, placed on the devices.
@@ -86,7 +89,7 @@ class Population:
         `vmap`: flax's orthogonal init is a QR decomposition, and batched LAPACK calls can deadlock
         jaxlib 0.10 on 2-core CPUs.
         """
-        keys = self.seed_keys(self.config.seed if seed is None else seed)
+        keys = self.seed_keys(self.seed if seed is None else seed)
         return self.place_rows(lambda i: self._init_one(keys[i]))
 
     def place_rows(self, init_row: Any) -> Any:
@@ -109,8 +112,8 @@ class Population:
     def abstract_state(self) -> Any:
         """Shapes, dtypes and shardings of the population state (the target of a restore)."""
         # every seed's state has one seed's shapes: trace one init, not num_seeds of them (minutes at 4,096)
-        one = jax.eval_shape(self.train.init, jax.random.PRNGKey(self.config.seed))
-        n = self.config.num_seeds
+        one = jax.eval_shape(self.train.init, jax.random.PRNGKey(self.seed))
+        n = self.num_seeds
         shapes = jax.tree.map(lambda s: jax.ShapeDtypeStruct((n, *s.shape), s.dtype), one)
         shardings = self.shardings(shapes)
         return jax.tree.map(
@@ -142,5 +145,6 @@ def place_global(full: np.ndarray, sharding: Any) -> jax.Array:
 def get_population(config: PPOConfig, devices: Sequence[Any] | None = None) -> Population:
     """`Population(make_train(config), devices)`, reused across calls with the same compute config."""
     devices = list(devices if devices is not None else jax.devices())
-    key = ("population", compute_key(config), tuple(str(d) for d in devices))
-    return cached(key, lambda: Population(make_train(config), devices))
+    keys = ProgramKeys.of(config)  # computed once: the trainer carries them to the evaluations
+    key = ("population", keys.compute, tuple(str(d) for d in devices))
+    return cached(key, lambda: Population(make_train(config, keys=keys), devices))

@@ -28,6 +28,7 @@ from typing import Any
 import jax
 import numpy as np
 
+from baselines.config import ExtensionsConfig, ValueHeadsConfig
 from baselines.core.value_heads import ValueHeads
 from baselines.run.evaluation import load_run
 from hivex_jax.envs.ocean_plastic_collection.observations import LAYOUT, VECTOR_SIZE
@@ -98,7 +99,9 @@ def collect(train: Any, runner: Any, rollouts: int) -> dict[str, np.ndarray]:
     nearest vessel's distance, each `[rollouts * num_steps, num_envs, A]` (value and target in the env's
     units); with value heads also `head_value` / `head_target` `[..., K]`, each named head's in env units."""
     config = train.config
-    heads = ValueHeads(config, train.env, train.train_params)
+    heads = ValueHeads(
+        ValueHeadsConfig.of(config), ExtensionsConfig.of(config), train.env, train.train_params
+    )
     frame_width = VECTOR_SIZE + getattr(train.env, "extra_size", 0)  # the observation options' floats
     rollout = jax.jit(train.rollout)
     keys = ("value", "target", "reward", "active", "gap", "head_value", "head_target")

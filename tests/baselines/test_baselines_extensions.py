@@ -7,7 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 from trainer_fake_env import TINY_CONFIG
 
-from baselines.config import from_dict, make_env
+from baselines.config import ExtensionsConfig, from_dict, make_env
 from baselines.core import extensions
 from baselines.core.extensions.teacher import Teacher
 from baselines.run.files import METRIC_NAMES, metric_names
@@ -16,7 +16,7 @@ from baselines.run.files import METRIC_NAMES, metric_names
 def _transform(**changes):
     config = from_dict({**TINY_CONFIG, **changes})
     env, env_params = make_env(config)
-    return extensions.training_reward(config, env, env_params)
+    return extensions.training_reward(ExtensionsConfig.of(config), env, env_params)
 
 
 # one env, 3 agents (the last inactive), 3 terms weighted 1 by the env
@@ -47,8 +47,8 @@ def test_reweighting_then_sharing_by_hand():
 
 
 def test_the_teacher_is_selected_and_names_its_columns():
-    assert extensions.auxiliary_loss_types(from_dict(TINY_CONFIG)) == ()
+    assert extensions.auxiliary_loss_types(ExtensionsConfig.of(from_dict(TINY_CONFIG))) == ()
     teacher = from_dict({**TINY_CONFIG, "teacher_coef": 0.5})
-    assert extensions.auxiliary_loss_types(teacher) == (Teacher,)
+    assert extensions.auxiliary_loss_types(ExtensionsConfig.of(teacher)) == (Teacher,)
     assert metric_names(from_dict(TINY_CONFIG)) == METRIC_NAMES
     assert metric_names(teacher) == METRIC_NAMES + ("teacher_loss", "teacher_fraction")

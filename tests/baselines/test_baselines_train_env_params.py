@@ -8,9 +8,20 @@ import numpy as np
 import pytest
 from trainer_fake_env import TINY_CONFIG
 
-from baselines.config import ConfigError, from_dict, validate_env
+from baselines.config import (
+    ConfigError,
+    ExtensionsConfig,
+    curriculum_start_params,
+    from_dict,
+    validate_env,
+)
 from baselines.core.extensions import EnvParamsAnneal
 from baselines.core.ppo import make_train
+
+
+def _anneal(config, params) -> EnvParamsAnneal:
+    """The curriculum `make_train` builds for `config` on the env's own `params`."""
+    return EnvParamsAnneal(ExtensionsConfig.of(config), params, curriculum_start_params(config))
 
 
 def _episode_lengths(**changes) -> tuple:
@@ -91,7 +102,7 @@ def test_the_anneal_interpolates_each_field_in_its_own_type():
             "train_env_params_anneal_updates": 10,
         }
     )
-    anneal = EnvParamsAnneal(config, params)
+    anneal = _anneal(config, params)
     start = params.replace(vessel_radius=jnp.float32(5.0), max_steps=jnp.asarray(500, params.max_steps.dtype))
     for update, radius, steps in ((0, 5.0, 500), (4, 4.0, 700), (10, 2.5, 1000), (99, 2.5, 1000)):
         moved = anneal(start, jnp.int32(update))
@@ -107,10 +118,7 @@ def test_the_anneal_interpolates_each_field_in_its_own_type():
     np.testing.assert_allclose(float(moved.vessel_radius), 4.0, rtol=1e-6)
     assert int(moved.max_steps) == 550
     # off: the params as given
-    assert (
-        EnvParamsAnneal(config.replace(train_env_params_anneal_updates=0), params)(start, jnp.int32(5))
-        is start
-    )
+    assert _anneal(config.replace(train_env_params_anneal_updates=0), params)(start, jnp.int32(5)) is start
 
 
 def test_bad_anneals_are_refused_in_one_line_and_a_late_one_warned():
@@ -157,7 +165,7 @@ def test_a_grown_in_anneal_interpolates_from_the_start_in_each_fields_type():
             "train_env_params_anneal_updates": 10,
         }
     )
-    anneal = EnvParamsAnneal(config, params)
+    anneal = _anneal(config, params)
     trained = params.replace(
         vessel_radius=jnp.float32(7.5), max_steps=jnp.asarray(500, params.max_steps.dtype)
     )
@@ -175,9 +183,12 @@ def test_a_grown_in_anneal_interpolates_from_the_start_in_each_fields_type():
     np.testing.assert_allclose(float(moved.vessel_radius), 6.5, rtol=1e-6)
     assert int(moved.max_steps) == 550
     # the start field only: the other train_env_params field stays at its training value throughout
-    one = EnvParamsAnneal(config.replace(train_env_params_start={"vessel_radius": 2.5}), params)
+    one = _anneal(config.replace(train_env_params_start={"vessel_radius": 2.5}), params)
     moved = one(trained, jnp.int32(4))
     assert int(moved.max_steps) == 500 and abs(float(moved.vessel_radius) - 4.5) < 1e-6
+    # grown in without the params it starts from: refused, not a silent anneal from nowhere
+    with pytest.raises(TypeError, match="start params"):
+        EnvParamsAnneal(ExtensionsConfig.of(config), params)
 
 
 @pytest.mark.parametrize(

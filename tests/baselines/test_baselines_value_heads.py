@@ -10,7 +10,14 @@ import numpy as np
 import pytest
 from trainer_fake_env import TINY_CONFIG
 
-from baselines.config import ConfigError, from_dict, key_kind, validate_env
+from baselines.config import (
+    ConfigError,
+    ExtensionsConfig,
+    ValueHeadsConfig,
+    from_dict,
+    key_kind,
+    validate_env,
+)
 from baselines.core.kernels import gae, ppo_loss
 from baselines.core.networks import Critic
 from baselines.core.ppo import make_train
@@ -24,7 +31,8 @@ PARAMS = SimpleNamespace(task=0, task_weights=jnp.asarray([[1.0, 2.0, 3.0]]))
 
 
 def _heads(**changes) -> ValueHeads:
-    return ValueHeads(from_dict({**TINY_CONFIG, **changes}), ENV, PARAMS)
+    config = from_dict({**TINY_CONFIG, **changes})
+    return ValueHeads(ValueHeadsConfig.of(config), ExtensionsConfig.of(config), ENV, PARAMS)
 
 
 def _info(raw: np.ndarray) -> dict:

@@ -22,7 +22,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from baselines.config import PPOConfig, make_env
+from baselines.config import ExtensionsConfig
 from baselines.core.kernels import anneal_progress
 
 #: a fused member's arrays, one f32[] per annealed field: the end it moves to (the env's own values) or,
@@ -31,20 +31,22 @@ FINAL_PREFIX, START_PREFIX = "env_params_final.", "env_params_start."
 
 
 class EnvParamsAnneal:
-    """`anneal(step_params, update, member)`: the EnvParams a training step plays at `update`."""
+    """`anneal(step_params, update, member)`: the EnvParams a training step plays at `update`, for the
+    `extensions` part of a config, the env's own `env_params` and, grown in, the `start_params` it starts
+    from (`baselines.config.curriculum_start_params`)."""
 
-    def __init__(self, config: PPOConfig, env_params: Any):
-        self.updates = config.train_env_params_anneal_updates
-        self.grown_in = bool(config.train_env_params_start)
+    def __init__(self, extensions: ExtensionsConfig, env_params: Any, start_params: Any = None):
+        self.updates = extensions.train_env_params_anneal_updates
+        self.grown_in = bool(extensions.train_env_params_start)
         if self.updates <= 0:
             self.names, self.other = (), {}
-        elif self.grown_in:  # made and bounds-checked by `hivex_jax.make` as train_env_params are
-            start = config.train_env_params_start
-            _, started = make_env(config.replace(env_params={**config.env_params, **start}))
-            self.names = tuple(start)
-            self.other = {name: getattr(started, name) for name in self.names}
+        elif self.grown_in:
+            if start_params is None:
+                raise TypeError("a grown-in curriculum needs its start params (curriculum_start_params)")
+            self.names = tuple(extensions.train_env_params_start)
+            self.other = {name: getattr(start_params, name) for name in self.names}
         else:
-            self.names = tuple(config.train_env_params)
+            self.names = tuple(extensions.train_env_params)
             self.other = {name: getattr(env_params, name) for name in self.names}
         self.prefix = START_PREFIX if self.grown_in else FINAL_PREFIX
 

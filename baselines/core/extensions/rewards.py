@@ -8,7 +8,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from baselines.config import PPOConfig
+from baselines.config import ExtensionsConfig
 from baselines.core.kernels import anneal_progress, share_rewards
 
 
@@ -17,13 +17,13 @@ class RewardReweighting:
     terms keep the env's task weight), moving linearly to the env's weights at update
     `train_reward_weights_anneal_updates` (0: no anneal)."""
 
-    def __init__(self, config: PPOConfig, env: Any, env_params: Any):
-        names, given = env.reward_term_names, config.train_reward_weights
+    def __init__(self, extensions: ExtensionsConfig, env: Any, env_params: Any):
+        names, given = env.reward_term_names, extensions.train_reward_weights
         self.env_weights = jnp.asarray(env_params.task_weights[env_params.task], jnp.float32)
         named = jnp.asarray([n in given for n in names])
         values = jnp.asarray([float(given.get(n, 0.0)) for n in names], jnp.float32)
         self.start_weights = jnp.where(named, values, self.env_weights)
-        self.anneal_updates = config.train_reward_weights_anneal_updates
+        self.anneal_updates = extensions.train_reward_weights_anneal_updates
 
     def arrays(self) -> dict[str, Any]:
         """What a fused member carries of this transform (`baselines.core.member.member_data`)."""

@@ -15,7 +15,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from baselines.config import PPOConfig
+from baselines.config import ExtensionsConfig
 from baselines.core.kernels import anneal_progress, masked_mean
 from baselines.core.networks import HybridDistribution
 
@@ -27,11 +27,11 @@ class Teacher:
 
     metric_names = ("teacher_loss", "teacher_fraction")
 
-    def __init__(self, config: PPOConfig, env: Any):
+    def __init__(self, extensions: ExtensionsConfig, env: Any):
         self.scripted = jax.vmap(env.scripted_policy, (0, None))  # per env: [N, A, ...]
-        self.safety_only = config.teacher_where == "safety"
+        self.safety_only = extensions.teacher_where == "safety"
         self.safety_mask = jax.vmap(env.scripted_safety_mask, (0, None)) if self.safety_only else None
-        self.coef, self.anneal_updates = config.teacher_coef, config.teacher_anneal_updates
+        self.coef, self.anneal_updates = extensions.teacher_coef, extensions.teacher_anneal_updates
 
     def record(self, obs: dict, info: dict, env_params: Any) -> dict:
         """The scripted action on `obs [N, A, ...]` and where imitating it counts, bool[N, A]."""
