@@ -96,11 +96,27 @@ def _key(item) -> str:
     return item.key or "/".join(item.nested_key)
 
 
+def written_wandb_records(path, timeout_s: float = 60.0) -> list:
+    """`wandb_records` once the file holds the run's exit record: W&B's service writes the file a moment
+    after `finish()` returns (the records then appear at once), so wait for it, up to `timeout_s`."""
+    from google.protobuf.message import DecodeError
+
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            records = wandb_records(path)
+        except (AssertionError, DecodeError):  # not yet written (a header alone, or a part of a record)
+            records = []
+        if any(r.WhichOneof("record_type") == "exit" for r in records) or time.monotonic() > deadline:
+            return records
+        time.sleep(0.05)
+
+
 def wandb_run(folder) -> dict:
     """A W&B offline run read back: its run record (`run`), config, history rows by step and summary."""
     (path,) = folder.glob("run-*.wandb")
     out = {"config": {}, "history": {}, "summary": {}}
-    for record in wandb_records(path):
+    for record in written_wandb_records(path):
         kind = record.WhichOneof("record_type")
         if kind == "run":
             out["run"] = record.run
