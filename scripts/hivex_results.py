@@ -36,15 +36,20 @@ runs the HIVEX protocol on F times HIVEX's test-run agent steps
 are machine-local (`runs/` is git-ignored): as soon as a cell is trained and evaluated (or kept), `run`
 writes or refreshes its committed record `RECORDS/<env id>/task<t>_level<l>.json` (`task<t>.json` for OPC),
 what the page shows of the cell and where, when and with what it was measured
-(`hivex_jax.eval.hivex_records.hivex_record`); commit the records with the page.
+(`hivex_jax.eval.hivex_records.hivex_record`), and the config the run trained with (the learning keys of
+its config.yaml, its env's version and their fingerprint, `baselines.studies.config_fingerprint`); commit
+the records with the page.
 
 `record` writes the records of run folders that have results (every cell folder under `--out-dir`, or the
 cells of `--cells`), for runs made before `run` recorded them, and says which changed.
 
 `page` renders the page from the published tables (`hivex_jax/eval/data/hivex_published.json`) and the
-records alone (no run folder is read), so any checkout regenerates it. It refuses, in one line naming them,
-to write a page on which a cell the page on disk shows our results for would vanish (a missing record),
-unless `--allow-fewer`. Beside the page it writes each env's level-trend figure,
+records alone (no run folder is read), so any checkout regenerates it. It compares each record's config
+with the config the cell would train with now (its shipped config with the cell's settings) and marks a
+cell whose config or env changed since it was recorded (†, what changed listed) or whose record does not
+say (‡), in its tables, a section of its own and the cells CSV's `config` columns. It refuses, in one line
+naming them, to write a page on which a cell the page on disk shows our results for would vanish (a missing
+record), unless `--allow-fewer`. Beside the page it writes each env's level-trend figure,
 `images/hivex_trend_<wfc|wrm|dbr|aws>.png` (ours mean ± 95 % CI over seeds per level, HIVEX's published
 series on a second axis; `hivex_jax.eval.results_trends`): commit them with the page.
 

@@ -13,15 +13,18 @@ num_seeds=5 gif_frames=0` (5 seeds: the targets are on the mean of 5) into `OUT_
 (resumable: a cell with `eval.json` is kept, one with a checkpoint is resumed) and, as soon as the cell
 is finished (or kept), writes or refreshes its committed record `RECORDS/<algo>_<env>.json`: what the
 table shows of the cell and where, when and with what it was measured
-(`hivex_jax.eval.suite_table.cell_record`); run folders are machine-local (`runs/` is git-ignored), so
+(`hivex_jax.eval.suite_table.cell_record`) with the config the run trained with; run folders are
+machine-local (`runs/` is git-ignored), so
 commit the records with the table. SPEC: comma-separated `ALGO:ENV` with ENV a short name (wfc, wrm,
 dbr, opc, aws) and ALGO ippo or mappo; default every cell.
 
 `record` writes the records of the finished cells under `--out-dir` (of SPEC, default every cell), for runs
 made before `run` recorded them.
 
-`table` renders the Markdown table from the records alone (no run folder is read) and prints it, or writes
-it between the `<!-- suite-results -->` markers of `--write`, refusing in one line (naming them) when a cell
+`table` renders the Markdown table from the records alone (no run folder is read), with a config column
+saying whether each record is of the config its cell would train with now (current, changed † with what
+changed below the table, not recorded ‡), and prints it, or writes it between the `<!-- suite-results -->`
+markers of `--write`, refusing in one line (naming them) when a cell
 the table there shows would vanish, unless `--allow-fewer`; what its columns are:
 `hivex_jax.eval.suite_table`. The commands are `baselines.studies.suite_results`, the resumable training loop
 `baselines.studies.study`.

@@ -5,9 +5,10 @@ The commands of `scripts/hivex_results.py` (its docstring says how to run them):
 with the env's shipped IPPO config and scores it under HIVEX's protocol, a
 `baselines.studies.study` whose cells
 (`study_cell`) record themselves as they finish; `record` writes the records of run folders made before;
-`page` renders the page from the published tables and the records alone. The cells and each env's HIVEX
-metadata are `hivex_jax.eval.hivex_cells`, the page and the records `hivex_jax.eval.results_page` (the
-record files: `hivex_jax.eval.result_records`).
+`page` renders the page from the published tables and the records alone, marking each cell whose record
+is not of the config the cell would train with now (`config_checks`, `baselines.studies.config_fingerprint`).
+The cells and each env's HIVEX metadata are `hivex_jax.eval.hivex_cells`, the page and the records
+`hivex_jax.eval.results_page` (the record files: `hivex_jax.eval.result_records`).
 """
 
 from __future__ import annotations
@@ -19,7 +20,14 @@ import time
 from pathlib import Path
 
 from baselines.cli import sweep as cli_sweep
-from baselines.config import load_config, saved_config_changes, validate_env
+from baselines.config import PPOConfig, load_config, saved_config_changes, validate_env
+from baselines.studies.config_fingerprint import (
+    check_record,
+    config_now,
+    defaults_of,
+    read_golden,
+    run_config,
+)
 from baselines.studies.study import ROOT, CellDone, CellError, StudyCell, hivex, run_cells, train_args
 from hivex_jax.eval.hivex_cells import (
     Cell,
@@ -28,7 +36,8 @@ from hivex_jax.eval.hivex_cells import (
     parse_cells,
     train_settings,
 )
-from hivex_jax.eval.result_records import read_json
+from hivex_jax.eval.hivex_records import load_records
+from hivex_jax.eval.result_records import ConfigCheck, read_json
 from hivex_jax.eval.results_csv import CELLS_FILE, SEEDS_FILE
 from hivex_jax.eval.results_page import (
     RECORDS_DIR,
@@ -68,22 +77,58 @@ def evaluate_hivex(cell: Cell, run_dir: Path, scale: float) -> None:
     partial.unlink()
 
 
-def _recorded(cell: Cell, run_dir: Path, records: str | Path) -> str:
-    """Record a cell's run folder: "recorded in FILE" / "record FILE unchanged" / "no results to record"."""
-    written = record_cell(cell, run_dir, records)
+def _recorded(cell: Cell, run_dir: Path, records: str | Path, gpu: bool) -> str:
+    """Record a cell's run folder with the config it trained with (its shipped config the CPU one, or with
+    `gpu` the GPU one): "recorded in FILE" / "record FILE unchanged" / "no results to record"."""
+    written = record_cell(cell, run_dir, records, recorded_config(cell, run_dir, gpu))
     if written is None:
         return "no results to record"
     path, changed = written
     return f"recorded in {path}" if changed else f"record {path} unchanged"
 
 
-def cell_config(cell: Cell, gpu: bool = False) -> Path:
+def cell_config(cell: Cell, gpu: bool = False, configs: Path | None = None) -> Path:
     """The shipped config a cell trains with: `configs/<algo>_<env>.yaml`, or with `gpu` its
-    `<algo>_<env>_gpu.yaml` (a `ValueError` naming it if there is none)."""
-    config = ROOT / "configs" / (cell.gpu_config if gpu else cell.config)
+    `<algo>_<env>_gpu.yaml` (a `ValueError` naming it if there is none); `configs`: another folder of them."""
+    config = (configs or ROOT / "configs") / (cell.gpu_config if gpu else cell.config)
     if not config.is_file():
         raise ValueError(f"--gpu: {cell.label()} has no GPU config (configs/{config.name})")
     return config
+
+
+def shipped_now(
+    cell: Cell, gpu: bool, golden: dict | None, configs: Path | None = None
+) -> tuple[PPOConfig, dict]:
+    """The config a cell would train with now, its shipped config (with `gpu` the GPU one; `configs`: another
+    folder of them) with the cell's settings, and its config block (`config_fingerprint.config_now`)."""
+    config = load_config(cell_config(cell, gpu, configs), train_settings(cell, [], gpu))
+    return config, config_now(config, f"configs/{cell.gpu_config if gpu else cell.config}", golden)
+
+
+def recorded_config(cell: Cell, run_dir: Path, gpu: bool | None = None) -> dict:
+    """The config block a cell's record keeps of its run folder (`config_fingerprint.run_config`), naming the
+    shipped config it trains with: the GPU one with `gpu`; with `gpu` None (`record`, which is not told) the
+    GPU one where the run's config is the GPU one's now, else the CPU one."""
+    golden = read_golden()
+    if gpu is None:
+        gpu_file = ROOT / "configs" / cell.gpu_config
+        ran = run_config(run_dir, "", golden)
+        gpu = (
+            gpu_file.is_file() and ran.get("fingerprint") == shipped_now(cell, True, golden)[1]["fingerprint"]
+        )
+    return run_config(run_dir, f"configs/{cell.gpu_config if gpu else cell.config}", golden)
+
+
+def config_checks(records: dict[Cell, dict], configs: Path | None = None) -> dict[Cell, ConfigCheck]:
+    """How each cell's record stands against the config the cell would train with now (`shipped_now`: the
+    shipped config its record names, the GPU one or by default the CPU one; `configs`: another folder of
+    them)."""
+    golden, checks = read_golden(), {}
+    for cell, record in records.items():
+        gpu = (record.get("config") or {}).get("shipped_config") == f"configs/{cell.gpu_config}"
+        config, now = shipped_now(cell, gpu, golden, configs)
+        checks[cell] = check_record(record, now, defaults_of(config))
+    return checks
 
 
 def study_cell(
@@ -107,7 +152,7 @@ def study_cell(
         ),
         evaluate=lambda: evaluate_hivex(cell, run_dir, scale),
         evaluated=lambda: (run_dir / "eval_hivex.json").is_file(),
-        record=lambda: _recorded(cell, run_dir, records),
+        record=lambda: _recorded(cell, run_dir, records, gpu),
     )
 
 
@@ -240,13 +285,16 @@ def record_main(args: argparse.Namespace) -> int:
     if args.cells:
         done = []
         for cell in parse_cells(args.cells):
-            written = record_cell(cell, cell.path(args.out_dir), args.records)
+            run_dir = cell.path(args.out_dir)
+            has_results = (run_dir / "eval.json").is_file() or (run_dir / "eval_hivex.json").is_file()
+            config = recorded_config(cell, run_dir) if has_results else None
+            written = record_cell(cell, run_dir, args.records, config)
             if written is None:
                 print(f"{cell.label()}: no results in {cell.path(args.out_dir)}; no record written")
             else:
                 done.append((cell, *written))
     else:
-        done = record_folders(args.out_dir, args.records)
+        done = record_folders(args.out_dir, args.records, recorded_config)
     for cell, path, changed in done:
         print(f"{cell.label()}: {'wrote' if changed else 'unchanged'} {path}")
     changed = sum(1 for *_, c in done if c)
@@ -266,7 +314,8 @@ def page_main(args: argparse.Namespace) -> int:
         command += f" --records {args.records}"
     if args.out != DEFAULT_PAGE:
         command += f" --out {args.out}"
-    out, num_cells = write_page(args.records, args.out, command, allow_fewer=args.allow_fewer)
+    checks = config_checks(load_records(args.records))
+    out, num_cells = write_page(args.records, args.out, command, allow_fewer=args.allow_fewer, checks=checks)
     print(
         f"wrote {out} and {Path(args.records).parent}/{{{CELLS_FILE},{SEEDS_FILE}}}: {num_cells} cell(s) "
         f"with records in {args.records}"

@@ -4,7 +4,9 @@ config, evaluated on held-out worlds 6000-6031, as one table in docs/results.md.
 The commands of `scripts/suite_results.py` (its docstring says how to run them): `run` trains each cell
 (`study_cell`, a cell of a `baselines.studies.study` that records itself once trained), `record` writes the
 records of finished run folders made before, `table` renders the table from the records alone and
-prints it or writes it into a page. What its cells, records and columns are: `hivex_jax.eval.suite_table`.
+prints it or writes it into a page, marking each cell whose record is not of the config the cell would
+train with now (`config_checks`, `baselines.studies.config_fingerprint`). What its cells, records and
+columns are: `hivex_jax.eval.suite_table`.
 """
 
 from __future__ import annotations
@@ -12,7 +14,16 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from baselines.config import load_config
+from baselines.studies.config_fingerprint import (
+    check_record,
+    config_now,
+    defaults_of,
+    read_golden,
+    run_config,
+)
 from baselines.studies.study import ROOT, CellDone, CellError, StudyCell, hivex, run_cells, train_args
+from hivex_jax.eval.result_records import ConfigCheck
 from hivex_jax.eval.suite_table import (
     RECORDS_DIR,
     RESULTS_PAGE,
@@ -32,9 +43,36 @@ from hivex_jax.eval.suite_table import (
 OUT_DIR = Path("runs/suite5")
 
 
+def settings() -> list[str]:
+    """The `hivex train` settings of every suite cell after its shipped config: the held-out worlds, the
+    suite's seeds, no GIF."""
+    return [f"test_worlds={TEST_WORLDS}", f"num_seeds={SUITE_SEEDS}", "gif_frames=0"]
+
+
+def recorded_config(algo: str, env: str, run_dir: Path) -> dict:
+    """The config block a cell's record keeps of its run folder (`config_fingerprint.run_config`)."""
+    return run_config(run_dir, f"configs/{cell_config(algo, env)}", read_golden())
+
+
+def config_checks(
+    records: dict[tuple[str, str], dict], configs: Path | None = None
+) -> dict[tuple[str, str], ConfigCheck]:
+    """How each cell's record stands against the config the cell would train with now: its shipped config
+    (under `configs`, default the repository's) with the suite's `settings`."""
+    golden, checks = read_golden(), {}
+    for (algo, env), record in records.items():
+        config = load_config((configs or ROOT / "configs") / cell_config(algo, env), settings())
+        now = config_now(config, f"configs/{cell_config(algo, env)}", golden)
+        checks[(algo, env)] = check_record(record, now, defaults_of(config))
+    return checks
+
+
 def _recorded(algo: str, env: str, run_dir: Path, records: str | Path) -> str:
-    """Record a finished cell's run folder: "recorded in FILE" / "record FILE unchanged"."""
-    written = record_cell(algo, env, run_dir, records)
+    """Record a finished cell's run folder with the config it trained with: "recorded in FILE" / "record
+    FILE unchanged"."""
+    has_results = (run_dir / "eval.json").is_file()
+    config = recorded_config(algo, env, run_dir) if has_results else None
+    written = record_cell(algo, env, run_dir, records, config)
     if written is None:
         return "not finished: no record"
     return f"{'recorded in' if written[1] else 'record unchanged:'} {written[0]}"
@@ -47,12 +85,12 @@ def study_cell(
     record in `records`."""
     run_dir = out_dir / cell_name(algo, env)
     config = ROOT / "configs" / cell_config(algo, env)
-    settings = [f"test_worlds={TEST_WORLDS}", f"num_seeds={SUITE_SEEDS}", "gif_frames=0", *overrides]
+    train_settings = [*settings(), *overrides]
     log = out_dir / f"{run_dir.name}.log"
     return StudyCell(
         key=f"{algo}:{env}",
         run_dir=run_dir,
-        train=lambda resume: hivex(train_args(run_dir, config, settings, resume, overrides), log),
+        train=lambda resume: hivex(train_args(run_dir, config, train_settings, resume, overrides), log),
         record=lambda: _recorded(algo, env, run_dir, records),
     )
 
@@ -95,11 +133,13 @@ def main(argv: list[str] | None = None) -> None:
             run_cells(study, report=report)
             return
         if args.command == "record":
-            for algo, env, path, changed in record_folders(out_dir, args.records, cells(args.cells)):
+            done = record_folders(out_dir, args.records, cells(args.cells), recorded_config)
+            for algo, env, path, changed in done:
                 what = "not finished" if path is None else f"{'wrote' if changed else 'unchanged'} {path}"
                 print(f"{algo}:{env}: {what}")
             return
-        text = table(load_records(args.records))
+        records = load_records(args.records)
+        text = table(records, config_checks(records))
         if args.write:
             write_between_markers(Path(args.write), text, allow_fewer=args.allow_fewer)
     except (ValueError, CellError) as exc:

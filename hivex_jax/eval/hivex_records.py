@@ -8,6 +8,7 @@ shape the page renders (`hivex_jax.eval.results_page`). The file format: `hivex_
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -101,13 +102,14 @@ def _hivex_part(hivex: dict[str, Any]) -> dict[str, Any]:
     return {**hivex, "policies": policies}
 
 
-def hivex_record(cell: Cell, run_dir: Path) -> dict[str, Any] | None:
+def hivex_record(cell: Cell, run_dir: Path, config: dict[str, Any] | None = None) -> dict[str, Any] | None:
     """The record of a cell's run folder (None: neither `eval.json` nor `eval_hivex.json` there): the cell,
     the folder it came from (`portable_path`: relative to the working directory), `summary.json` as is
     but for its folder (`portable_summary`; JAX version, backend, compile/train/eval seconds, seeds),
     the measurement date of each part (`measured_on`: the date `summary.json` (else `eval.json`) and
-    `eval_hivex.json` were written), the held-out part (`_held_out_part`) and the HIVEX-protocol part
-    (`_hivex_part`)."""
+    `eval_hivex.json` were written), the held-out part (`_held_out_part`), the HIVEX-protocol part
+    (`_hivex_part`) and, when given, the config the run trained with (`config`, the trainer's
+    `baselines.studies.config_fingerprint.config_block`)."""
     held_path, hivex_path = run_dir / "eval.json", run_dir / "eval_hivex.json"
     summary_path = run_dir / "summary.json"
     held, hivex, summary = read_json(held_path), read_json(hivex_path), read_json(summary_path)
@@ -127,6 +129,8 @@ def hivex_record(cell: Cell, run_dir: Path) -> dict[str, Any] | None:
     if hivex:
         record["hivex"] = _hivex_part(hivex)
         record["measured_on"]["hivex"] = file_date(hivex_path)
+    if config is not None:
+        record["config"] = config
     return record
 
 
@@ -135,21 +139,28 @@ def record_path(records_dir: str | Path, cell: Cell) -> Path:
     return Path(records_dir) / cell.env_id / f"{cell.dirname}.json"
 
 
-def record_cell(cell: Cell, run_dir: Path, records_dir: str | Path) -> tuple[Path, bool] | None:
-    """Write (or refresh) the record of a cell's run folder; `(its file, whether it changed)`, or None
-    when the folder has no results."""
-    record = hivex_record(cell, run_dir)
+def record_cell(
+    cell: Cell, run_dir: Path, records_dir: str | Path, config: dict[str, Any] | None = None
+) -> tuple[Path, bool] | None:
+    """Write (or refresh) the record of a cell's run folder (with `config`, the config it trained with, when
+    given); `(its file, whether it changed)`, or None when the folder has no results."""
+    record = hivex_record(cell, run_dir, config)
     if record is None:
         return None
     path = record_path(records_dir, cell)
     return path, write_record(path, record)
 
 
-def record_folders(out_dir: str | Path, records_dir: str | Path) -> list[tuple[Cell, Path, bool]]:
-    """Record every cell folder with results under `out_dir`: `[(cell, record file, changed)]`."""
+def record_folders(
+    out_dir: str | Path,
+    records_dir: str | Path,
+    config_of: Callable[[Cell, Path], dict[str, Any] | None] | None = None,
+) -> list[tuple[Cell, Path, bool]]:
+    """Record every cell folder with results under `out_dir` (each with `config_of(cell, run folder)`, the
+    config it trained with, when given): `[(cell, record file, changed)]`."""
     done = []
     for cell, run_dir in _run_dirs(out_dir):
-        written = record_cell(cell, run_dir, records_dir)
+        written = record_cell(cell, run_dir, records_dir, config_of(cell, run_dir) if config_of else None)
         if written is not None:
             done.append((cell, *written))
     return done

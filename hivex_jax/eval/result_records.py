@@ -16,10 +16,15 @@ not change keeps the dates it has.
 
 `page` and `table --write` refuse to write a page that would show fewer measured cells than the page on
 disk (`vanished`), unless told `--allow-fewer`.
+
+A record's `config` names the config its run trained with (its learning keys, the env's version and a
+fingerprint of both; `baselines.studies.config_fingerprint`); the pages mark a cell whose shipped config
+changed since it was recorded, or whose record does not say (`ConfigCheck`, `config_mark`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import json
 import math
@@ -135,3 +140,52 @@ def vanished(
         f"{len(before)}, and these would vanish: {describe(gone)} (their records are missing from the "
         "records folder; --allow-fewer writes it anyway)"
     )
+
+
+#: a record's config against the config its cell would train with now: the same, changed, or not recorded
+CONFIG_CURRENT, CONFIG_CHANGED, CONFIG_NOT_RECORDED = "current", "changed", "not recorded"
+#: the mark a page puts beside a cell whose record is not of the current config
+CONFIG_MARKS = {CONFIG_CHANGED: "†", CONFIG_NOT_RECORDED: "‡"}
+
+
+@dataclasses.dataclass(frozen=True)
+class ConfigCheck:
+    """How a cell's record stands against the config the cell would train with now (the studies compute it,
+    where configs can be loaded): `state` one of `CONFIG_CURRENT` / `CONFIG_CHANGED` / `CONFIG_NOT_RECORDED`,
+    `changes` what differs ("lr 0.001 -> 0.0003"), `source` where the record's config came from (or why
+    there is none)."""
+
+    state: str
+    changes: tuple[str, ...] = ()
+    source: str = ""
+
+    def __post_init__(self) -> None:
+        if self.state not in (CONFIG_CURRENT, CONFIG_CHANGED, CONFIG_NOT_RECORDED):
+            raise ValueError(f"config state {self.state!r}")
+
+
+def config_mark(check: ConfigCheck | None) -> str:
+    """ " †" (changed since recorded), " ‡" (not recorded) or "" (current, or not checked) to put after a
+    cell's entry."""
+    mark = CONFIG_MARKS.get(check.state) if check is not None else None
+    return f" {mark}" if mark else ""
+
+
+def config_legend(checks: Iterable[ConfigCheck]) -> str:
+    """One line saying what the marks of `checks` mean and how many cells carry each ("" when every cell's
+    config is current)."""
+    checks = list(checks)
+    counts = {state: sum(1 for c in checks if c.state == state) for state in CONFIG_MARKS}
+    parts = []
+    if counts[CONFIG_CHANGED]:
+        parts.append(
+            f"{CONFIG_MARKS[CONFIG_CHANGED]} = its shipped config (with the cell's settings) or its env "
+            f"changed since the cell was recorded ({counts[CONFIG_CHANGED]} of {len(checks)} cells): the "
+            "numbers are of the config it had then"
+        )
+    if counts[CONFIG_NOT_RECORDED]:
+        parts.append(
+            f"{CONFIG_MARKS[CONFIG_NOT_RECORDED]} = the record does not say which config made it "
+            f"({counts[CONFIG_NOT_RECORDED]} of {len(checks)} cells)"
+        )
+    return "; ".join(parts) + "." if parts else ""

@@ -15,6 +15,7 @@ from typing import Any
 from hivex_jax.eval import score
 from hivex_jax.eval.hivex_cells import Cell
 from hivex_jax.eval.hivex_published import level_key, load_published, published_table
+from hivex_jax.eval.result_records import ConfigCheck
 
 CELLS_FILE = "hivex_cells.csv"
 SEEDS_FILE = "hivex_seeds.csv"
@@ -46,6 +47,8 @@ CELL_COLUMNS = (
     "measured_on",
     "jax_version",
     "backend",
+    "config",
+    "config_changes",
 )
 SEED_COLUMNS = ("env_id", "algo", "task", "level", "protocol", "policy", "seed", "return")
 
@@ -85,13 +88,18 @@ def _worlds(held: dict[str, Any]) -> str:
     return " ".join(map(str, worlds))
 
 
-def cell_rows(records: dict[Cell, dict[str, Any]]) -> list[dict[str, Any]]:
-    """One row per record (`CELL_COLUMNS`) in env, algo, task, level order; None where a value is absent."""
+def cell_rows(
+    records: dict[Cell, dict[str, Any]], checks: dict[Cell, ConfigCheck] | None = None
+) -> list[dict[str, Any]]:
+    """One row per record (`CELL_COLUMNS`) in env, algo, task, level order; None where a value is absent;
+    `config` how the record stands against the cell's config now ("current", "changed", "not recorded"; from
+    `checks`) and `config_changes` what changed ("; "-separated)."""
     envs = load_published()["envs"]
     rows = []
     for cell, record in sorted(records.items(), key=lambda kv: _order(kv[0])):
         held = record.get("held_out") or {}
         summary = record.get("summary") or {}
+        check = (checks or {}).get(cell)
         rows.append(
             {
                 "env_id": cell.env_id,
@@ -120,6 +128,8 @@ def cell_rows(records: dict[Cell, dict[str, Any]]) -> list[dict[str, Any]]:
                 "measured_on": " ".join(sorted(set((record.get("measured_on") or {}).values()))),
                 "jax_version": summary.get("jax_version"),
                 "backend": summary.get("backend"),
+                "config": check.state if check else None,
+                "config_changes": "; ".join(check.changes) if check and check.changes else None,
             }
         )
     return rows
@@ -164,11 +174,14 @@ def _write(path: Path, columns: tuple[str, ...], rows: list[dict[str, Any]]) -> 
             writer.writerow({k: "" if row[k] is None else row[k] for k in columns})
 
 
-def write_csvs(records: dict[Cell, dict[str, Any]], out_dir: str | Path) -> tuple[Path, Path]:
-    """Write `hivex_cells.csv` and `hivex_seeds.csv` of `records` into `out_dir`; returns both paths."""
+def write_csvs(
+    records: dict[Cell, dict[str, Any]], out_dir: str | Path, checks: dict[Cell, ConfigCheck] | None = None
+) -> tuple[Path, Path]:
+    """Write `hivex_cells.csv` (with `checks`, each record's config against its cell's now) and
+    `hivex_seeds.csv` of `records` into `out_dir`; returns both paths."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     cells, seeds = out_dir / CELLS_FILE, out_dir / SEEDS_FILE
-    _write(cells, CELL_COLUMNS, cell_rows(records))
+    _write(cells, CELL_COLUMNS, cell_rows(records, checks))
     _write(seeds, SEED_COLUMNS, seed_rows(records))
     return cells, seeds

@@ -12,6 +12,7 @@ from typing import Any
 from hivex_jax.eval.hivex_cells import COMMON_WHY, GPU_BUDGET, HIVEX_ENVS, Cell
 from hivex_jax.eval.hivex_published import NO_LEVEL, load_published, published_table, required_table
 from hivex_jax.eval.hivex_records import as_list
+from hivex_jax.eval.result_records import ConfigCheck, config_mark
 from hivex_jax.eval.results_csv import heldout_normalised, policy_value
 from hivex_jax.eval.results_format import fmt_mean_ci, fmt_published, fmt_value
 from hivex_jax.eval.results_trends import level_trend, one_budget, protocol_seeds, trend_figure_lines
@@ -121,10 +122,14 @@ def _level_label(env_id: str, level: str) -> str:
 
 
 def mappo_lines(
-    env_id: str, results: dict[Cell, dict[str, Any]], mappo: dict[Cell, dict[str, Any]]
+    env_id: str,
+    results: dict[Cell, dict[str, Any]],
+    mappo: dict[Cell, dict[str, Any]],
+    checks: dict[Cell, ConfigCheck] | None = None,
 ) -> list[str]:
     """MAPPO beside IPPO on the env's main task (task 0) at every level: held-out greedy and stochastic
-    (mean ± 95% CI over seeds) of each, and MAPPO under the HIVEX protocol; "—" where not run."""
+    (mean ± 95% CI over seeds) of each, and MAPPO under the HIVEX protocol; "—" where not run; each greedy
+    value marked where its record's config is not the shipped one now (`checks`, `config_mark`)."""
     env = load_published()["envs"][env_id]
     level_head = HIVEX_ENVS[env_id].level_name or "level"
     out = [
@@ -142,11 +147,12 @@ def mappo_lines(
             algo: (source.get(dataclasses.replace(cell, algo=algo)) or {}).get("held_out")
             for algo, source in (("ippo", results), ("mappo", mappo))
         }
-        value = {
-            (algo, policy): fmt_mean_ci(part["policies"][policy]["summary"]) if part else "—"
-            for algo, part in held.items()
-            for policy in ("greedy", "stochastic")
-        }
+        value = {}
+        for algo, part in held.items():
+            mark = config_mark((checks or {}).get(dataclasses.replace(cell, algo=algo)))
+            for policy in ("greedy", "stochastic"):
+                text = fmt_mean_ci(part["policies"][policy]["summary"]) if part else "—"
+                value[algo, policy] = text + (mark if part and policy == "greedy" else "")
         protocol = policy_value(mappo.get(dataclasses.replace(cell, algo="mappo")), "hivex", "stochastic")
         out.append(
             f"| {_level_label(env_id, level)} | {value['ippo', 'greedy']} | {value['mappo', 'greedy']} "
@@ -156,9 +162,13 @@ def mappo_lines(
 
 
 def env_section(
-    env_id: str, results: dict[Cell, dict[str, Any]], mappo: dict[Cell, dict[str, Any]] | None = None
+    env_id: str,
+    results: dict[Cell, dict[str, Any]],
+    mappo: dict[Cell, dict[str, Any]] | None = None,
+    checks: dict[Cell, ConfigCheck] | None = None,
 ) -> list[str]:
-    """The page section of one env: results table, budget, MAPPO beside IPPO, trend, statistics tables."""
+    """The page section of one env: results table, budget, MAPPO beside IPPO, trend, statistics tables; a
+    cell whose record is not of its shipped config now (`checks`) marked after its level (`config_mark`)."""
     info = HIVEX_ENVS[env_id]
     env = load_published()["envs"][env_id]
     test = required_table(env_id, "test_mean")
@@ -187,8 +197,9 @@ def env_section(
             held = (result or {}).get("held_out")
             greedy = fmt_mean_ci(held["policies"]["greedy"]["summary"]) if held else "—"
             stochastic = fmt_mean_ci(held["policies"]["stochastic"]["summary"]) if held else "—"
+            mark = config_mark((checks or {}).get(cell)) if result is not None else ""
             out.append(
-                f"| {task} {env['task_names'][task]} | {_level_label(env_id, level)} "
+                f"| {task} {env['task_names'][task]} | {_level_label(env_id, level)}{mark} "
                 f"| {fmt_published(row[level])} | {fmt_published(best['rows'][task][level])} "
                 f"| {fmt_value(policy_value(result, 'hivex', 'stochastic'))} "
                 f"| {greedy} | {stochastic} | {_both(result, 'scripted')} | {_both(result, 'random')} "
@@ -197,7 +208,7 @@ def env_section(
     out.append("")
     if info.notes:
         out += [info.notes, ""]
-    out += mappo_lines(env_id, results, mappo or {})
+    out += mappo_lines(env_id, results, mappo or {}, checks)
     if info.level_name:
         published_series = {int(k): v for k, v in test["rows"]["0"].items()}
         same_budget, left_out = one_budget(mine)

@@ -10,7 +10,9 @@ of scripted on the mean over 5 seeds, what a shipped config must reach without c
 rule (`EXTRA_RULES`: Drone-Based Reforestation every seed >= 0.75, Ocean Plastic Collection at most 0.10
 vessel collisions per vessel per episode), whether the row meets both ("met"; when not, which part failed),
 the statistic an extra rule reads ("notes"), seeds x worlds, env steps per seed and the run's wall time
-(compile + train + final evaluation, from summary.json, which holds no CPU time).
+(compile + train + final evaluation, from summary.json, which holds no CPU time), and (`table` given each
+record's `ConfigCheck`) whether the record is of the config the cell would train with now ("config":
+current, changed †, not recorded ‡; what changed below the table).
 
 Run folders are machine-local (`runs/` is git-ignored), so the table renders from each cell's committed
 record, `RECORDS_DIR/<algo>_<env>.json` (`cell_record`: what the table shows of the cell, its per-seed means,
@@ -20,6 +22,7 @@ from run folders (`record_folders`). `write_between_markers` refuses to drop a c
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,8 +30,13 @@ from typing import Any
 import numpy as np
 
 from hivex_jax.eval.result_records import (
+    CONFIG_CHANGED,
+    CONFIG_MARKS,
+    CONFIG_NOT_RECORDED,
     FORMAT_VERSION,
     RECORDS_ROOT,
+    ConfigCheck,
+    config_legend,
     file_date,
     portable_path,
     portable_summary,
@@ -127,7 +135,9 @@ def cell_config(algo: str, env: str) -> str:
     return f"{algo}_{ENVS[env][0]}.yaml"
 
 
-def cell_record(algo: str, env: str, run_dir: Path) -> dict[str, Any] | None:
+def cell_record(
+    algo: str, env: str, run_dir: Path, config: dict[str, Any] | None = None
+) -> dict[str, Any] | None:
     """The record of a finished cell's run folder (None: no `eval.json`): the cell, the folder it came from
     (`portable_path`: relative to the working directory), `summary.json` as is but for its folder
     (`portable_summary`; JAX version, backend, compile/train/eval seconds), the date it was measured
@@ -136,7 +146,8 @@ def cell_record(algo: str, env: str, run_dir: Path) -> dict[str, Any] | None:
     seed over the worlds (`seed_means`) and of each entry of the worlds' `stats` (`stats_seed_means`:
     {name: [per seed]}, e.g. Ocean Plastic Collection's `vessel_collisions`, collisions per vessel per
     episode), scripted and random the mean over the worlds (`world_mean`), each with its world count and
-    summary."""
+    summary; and, when given, the config the run trained with (`config`, the trainer's
+    `baselines.studies.config_fingerprint.config_block`)."""
     held_path, summary_path = run_dir / "eval.json", run_dir / "summary.json"
     results, summary = read_json(held_path), read_json(summary_path)
     if results is None:
@@ -173,6 +184,8 @@ def cell_record(algo: str, env: str, run_dir: Path) -> dict[str, Any] | None:
     }
     if summary:
         record["summary"] = portable_summary(summary)
+    if config is not None:
+        record["config"] = config
     return record
 
 
@@ -181,10 +194,12 @@ def record_path(records_dir: str | Path, algo: str, env: str) -> Path:
     return Path(records_dir) / f"{cell_name(algo, env)}.json"
 
 
-def record_cell(algo: str, env: str, run_dir: Path, records_dir: str | Path) -> tuple[Path, bool] | None:
-    """Write (or refresh) the record of a cell's run folder; `(its file, whether it changed)`, or None when
-    the cell is not finished."""
-    record = cell_record(algo, env, run_dir)
+def record_cell(
+    algo: str, env: str, run_dir: Path, records_dir: str | Path, config: dict[str, Any] | None = None
+) -> tuple[Path, bool] | None:
+    """Write (or refresh) the record of a cell's run folder (with `config`, the config it trained with, when
+    given); `(its file, whether it changed)`, or None when the cell is not finished."""
+    record = cell_record(algo, env, run_dir, config)
     if record is None:
         return None
     path = record_path(records_dir, algo, env)
@@ -192,13 +207,19 @@ def record_cell(algo: str, env: str, run_dir: Path, records_dir: str | Path) -> 
 
 
 def record_folders(
-    out_dir: str | Path, records_dir: str | Path, todo: list[tuple[str, str]] | None = None
+    out_dir: str | Path,
+    records_dir: str | Path,
+    todo: list[tuple[str, str]] | None = None,
+    config_of: Callable[[str, str, Path], dict[str, Any] | None] | None = None,
 ) -> list[tuple[str, str, Path | None, bool]]:
-    """Record the finished cells (of `todo`, default every cell) under `out_dir`:
-    `[(algo, env, record file or None if not finished, changed)]`."""
+    """Record the finished cells (of `todo`, default every cell) under `out_dir`, each with
+    `config_of(algo, env, run folder)`, the config it trained with, when given: `[(algo, env, record file or
+    None if not finished, changed)]`."""
     done = []
     for algo, env in todo or cells(None):
-        written = record_cell(algo, env, Path(out_dir) / cell_name(algo, env), records_dir)
+        run_dir = Path(out_dir) / cell_name(algo, env)
+        config = config_of(algo, env, run_dir) if config_of and (run_dir / "eval.json").is_file() else None
+        written = record_cell(algo, env, run_dir, records_dir, config)
         done.append((algo, env, *(written or (None, False))))
     return done
 
@@ -293,16 +314,23 @@ def met_text(row: dict[str, Any]) -> str:
     return f"{'?' if row['met'] is None else 'no'} ({'; '.join(row['failed'])})"
 
 
-def table(records: dict[tuple[str, str], dict[str, Any]]) -> str:
+def table(
+    records: dict[tuple[str, str], dict[str, Any]], checks: dict[tuple[str, str], ConfigCheck] | None = None
+) -> str:
     """The Markdown table of the cells' records (`{(algo, env): record}`): per cell a greedy and a
-    stochastic row (columns: the module docstring's), then the cells not run yet."""
+    stochastic row (columns: the module docstring's), then the cells not run yet; with `checks` (how each
+    record stands against its cell's shipped config now) a last column, config, and below the table what
+    its marks mean and what changed."""
     # the normalised score's column where a record holds random's return (records since it is kept)
     normalised = any("random" in r["held_out"]["policies"] for r in records.values())
     lines = [
         "| env | algo | policy | held-out return | scripted | fraction of scripted (95 % CI) | lowest seed "
         + ("| normalised score (95 % CI) " if normalised else "")
-        + "| target | met | notes | seeds x worlds | env steps per seed | wall s (run) |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|" + ("---|" if normalised else ""),
+        + "| target | met | notes | seeds x worlds | env steps per seed | wall s (run) |"
+        + (" config |" if checks is not None else ""),
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+        + ("---|" if normalised else "")
+        + ("---|" if checks is not None else ""),
     ]
     missing = []
     for env, (_stem, target) in ENVS.items():
@@ -327,11 +355,40 @@ def table(records: dict[tuple[str, str], dict[str, Any]]) -> str:
                     f"{met_text(r)} | {notes} | {r['num_seeds']} x {r['num_worlds']} | "
                     f"{r['env_steps_per_seed']:,} | {r['wall_s']:.0f} ({r['backend']}, "
                     f"jax {r['jax_version']}) |"
+                    + (f" {_config_text(checks.get((algo, env)))} |" if checks is not None else "")
                 )
     if missing:
         lines.append("")
         lines.append("Not run yet: " + ", ".join(missing) + ".")
+    if checks is not None:
+        lines += _config_notes({cell: check for cell, check in checks.items() if cell in records})
     return "\n".join(lines)
+
+
+def _config_text(check: ConfigCheck | None) -> str:
+    """A row's config cell: "current", "changed †" or "not recorded ‡" (`result_records.CONFIG_MARKS`)."""
+    if check is None:
+        return "—"
+    mark = CONFIG_MARKS.get(check.state)
+    return f"{check.state} {mark}" if mark else check.state
+
+
+def _config_notes(checks: dict[tuple[str, str], ConfigCheck]) -> list[str]:
+    """Below the table: what the config column says, what its marks mean, what changed in each changed cell
+    and why a record names no config."""
+    legend = config_legend(checks.values())
+    lines = [
+        "",
+        "Config: whether each cell's record is of the config the cell would train with now, its shipped "
+        "config with the suite's settings (`run`'s): current, changed or not recorded (its record's "
+        "`config`)." + (f" {legend}" if legend else ""),
+    ]
+    for (algo, env), check in checks.items():
+        if check.state == CONFIG_CHANGED:
+            lines.append(f"- {algo}:{env} {CONFIG_MARKS[CONFIG_CHANGED]}: {'; '.join(check.changes)}")
+        elif check.state == CONFIG_NOT_RECORDED:
+            lines.append(f"- {algo}:{env} {CONFIG_MARKS[CONFIG_NOT_RECORDED]}: {check.source}")
+    return lines
 
 
 def _fraction_text(row: dict[str, Any]) -> str:

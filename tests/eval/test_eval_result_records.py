@@ -144,8 +144,13 @@ def test_page_command_renders_from_records_with_their_provenance(recorded, tmp_p
     )
     assert results_page.provenance(hivex_records.load_records(records)) == line
     compute = results_page.compute_lines(hivex_records.load_records(records))
-    expected = results_page.render_page(hivex_records.load_results(runs), command, line, records, compute)
+    checks = hivex_results.config_checks(hivex_records.load_records(records))
+    expected = results_page.render_page(
+        hivex_records.load_results(runs), command, line, records, compute, checks=checks
+    )
     assert out.read_text() == expected and f"\n{line}\n" in expected and "## Compute" in expected
+    # records made without a config (these fake ones) are marked as such
+    assert {c.state for c in checks.values()} == {"not recorded"} and "## Configs of the records" in expected
     assert f"`{records}/<env id>/task<t>_level<l>.json`" in expected
     assert f"6 cell(s) with records in {records}" in capsys.readouterr().out
 
