@@ -37,7 +37,7 @@ from hivex_jax.eval.hivex_cells import (
     train_settings,
 )
 from hivex_jax.eval.hivex_records import load_records
-from hivex_jax.eval.result_records import ConfigCheck, read_json
+from hivex_jax.eval.result_records import CONFIG_CHANGED, ConfigCheck, read_json
 from hivex_jax.eval.results_csv import CELLS_FILE, SEEDS_FILE
 from hivex_jax.eval.results_page import (
     RECORDS_DIR,
@@ -122,10 +122,16 @@ def recorded_config(cell: Cell, run_dir: Path, gpu: bool | None = None) -> dict:
 def config_checks(records: dict[Cell, dict], configs: Path | None = None) -> dict[Cell, ConfigCheck]:
     """How each cell's record stands against the config the cell would train with now (`shipped_now`: the
     shipped config its record names, the GPU one or by default the CPU one; `configs`: another folder of
-    them)."""
+    them); a record of a GPU config that is no longer shipped is changed."""
     golden, checks = read_golden(), {}
     for cell, record in records.items():
         gpu = (record.get("config") or {}).get("shipped_config") == f"configs/{cell.gpu_config}"
+        if gpu and not ((configs or ROOT / "configs") / cell.gpu_config).is_file():
+            source = record["config"].get("fingerprint_source", "")
+            checks[cell] = ConfigCheck(
+                CONFIG_CHANGED, (f"configs/{cell.gpu_config} is no longer shipped",), source
+            )
+            continue
         config, now = shipped_now(cell, gpu, golden, configs)
         checks[cell] = check_record(record, now, defaults_of(config))
     return checks

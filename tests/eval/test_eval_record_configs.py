@@ -191,6 +191,12 @@ def test_record_names_the_gpu_config_a_run_trained_with_and_compares_with_it(hiv
     _changed_copy(configs, cell.gpu_config, "ppo", "num_minibatches", "16")
     check = hivex_results.config_checks(hivex_records.load_records(records), configs)[cell]
     assert (check.state, check.changes) == ("changed", ("num_minibatches 32 -> 16",))
+    (configs / cell.gpu_config).unlink()
+    check = hivex_results.config_checks(hivex_records.load_records(records), configs)[cell]
+    assert (check.state, check.changes) == (
+        "changed",
+        ("configs/ippo_wind_farm_control_gpu.yaml is no longer shipped",),
+    )
 
 
 def test_the_suite_table_marks_a_cell_whose_shipped_config_changed(tmp_path):
