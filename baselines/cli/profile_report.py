@@ -3,6 +3,7 @@ table: one row per piece of an update, then the evaluation, host time and the le
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 # ------------------------------------------------------------------------------------------ profile
@@ -62,10 +63,13 @@ def profile_table(profile: dict[str, Any]) -> str:
                 for v in variants
             ],
         )
-    row("learner GFLOP/s (PPO epochs)", [f"{v['learner']['gflops_per_s']:.3g}" for v in variants])
-    row("  learner FLOPs per agent-step", [f"{v['learner']['flops_per_agent_step']:.3g}" for v in variants])
-    row("  of the matmul's GFLOP/s", [f"{v['learner']['of_matmul']:.2f}" for v in variants])
-    row("camera (in the rollout buffer)", [_camera_text(v["camera"]) for v in variants])
+    row("learner GFLOP/s (PPO epochs)", [learner_cell(v["learner"]["gflops_per_s"]) for v in variants])
+    row(
+        "  learner FLOPs per agent-step",
+        [learner_cell(v["learner"]["flops_per_agent_step"]) for v in variants],
+    )
+    row("  of the matmul's GFLOP/s", [learner_cell(v["learner"]["of_matmul"], ".2f") for v in variants])
+    row("camera (in the rollout buffer)", [camera_text(v["camera"]) for v in variants])
     row("  image features into the dense layer", [_camera_features(v["camera"]) for v in variants])
     matmul = profile["matmul"]
     lines.append(
@@ -76,14 +80,27 @@ def profile_table(profile: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+#: a learner figure that has no count: a recurrent actor replays its sequences in a loop inside each minibatch
+#: step, and XLA's cost analysis counts a loop's body once
+NO_FLOP_COUNT = "n/a (recurrent)"
+
+
+def learner_cell(value: float, spec: str = ".3g") -> str:
+    """A learner row's cell: the figure, or `NO_FLOP_COUNT` where the profile has none (NaN)."""
+    return NO_FLOP_COUNT if math.isnan(value) else format(value, spec)
+
+
 def _count(n: int, thing: str) -> str:
     return f"{n} {thing}" + ("" if n == 1 else "s")
 
 
-def _camera_text(camera: Any) -> str:
+def camera_text(camera: Any) -> str:
+    """The camera row's cell: shape and dtype in the buffer, then the encoder (`flattened` where
+    `cnn_channels` is empty: the image goes into the dense layer with no convolution)."""
     if camera == "none":
         return "none"
-    return f"{'x'.join(str(d) for d in camera['shape'])} {camera['buffer_dtype']}, {camera['visual_encoder']}"
+    encoder = camera["visual_encoder"] if camera["cnn_channels"] else "flattened"
+    return f"{'x'.join(str(d) for d in camera['shape'])} {camera['buffer_dtype']}, {encoder}"
 
 
 def _camera_features(camera: Any) -> str:

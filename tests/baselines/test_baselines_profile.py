@@ -12,7 +12,7 @@ from trainer_fake_env import TINY_CONFIG
 
 from baselines.cli.commands import bench_train
 from baselines.cli.profile import PIECES, camera_summary, train_profile
-from baselines.cli.profile_report import profile_table
+from baselines.cli.profile_report import NO_FLOP_COUNT, camera_text, learner_cell, profile_table
 from baselines.core.ppo import Transition
 from hivex_jax.core.errors import UserError
 
@@ -119,6 +119,27 @@ def test_an_env_without_a_camera_says_none():
         active=None,
     )
     assert camera_summary(None, traj, {}) == "none"
+
+
+def test_a_camera_without_convolutions_says_flattened():
+    """Drone-Based Reforestation's shipped camera has `cnn_channels: []`: the image goes into the dense layer
+    as it is, so the row names no convolution (the `visual_encoder` key keeps its default there)."""
+    camera = {"shape": [16, 16, 1], "buffer_dtype": "uint8", "visual_encoder": "strided3", "features": 256}
+    assert camera_text({**camera, "cnn_channels": []}) == "16x16x1 uint8, flattened"
+    assert camera_text({**camera, "cnn_channels": [16, 32]}) == "16x16x1 uint8, strided3"
+    assert camera_text("none") == "none"
+
+
+def test_a_recurrent_learner_has_no_flop_count():
+    """A GRU actor's replay loop is counted once by XLA, so the profile stores NaN (Ocean Plastic Collection's
+    shipped config): the table says so instead of printing nan."""
+    assert [learner_cell(float("nan")), learner_cell(float("nan"), ".2f")] == [NO_FLOP_COUNT] * 2
+    assert NO_FLOP_COUNT == "n/a (recurrent)"
+    assert [learner_cell(31.72), learner_cell(6.71e7), learner_cell(0.4871, ".2f")] == [
+        "31.7",
+        "6.71e+07",
+        "0.49",
+    ]
 
 
 @pytest.mark.parametrize(
