@@ -24,6 +24,9 @@ import tempfile
 
 os.environ.setdefault("PJRT_NPROC", "1")
 os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+# the repository root before tests/ (which pytest puts on sys.path for this file): `import baselines` is then
+# the trainer, not a namespace package made of the folder tests/baselines/
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 if "HIVEX_JAX_CACHE_DIR" not in os.environ:  # the first process of the session (xdist's controller)
     _cache = tempfile.mkdtemp(prefix="hivex_test_xla_cache_")

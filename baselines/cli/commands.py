@@ -1,7 +1,7 @@
 """The trainer's parts of the `hivex` command, which finds them through the `hivex_jax.commands` entry-point
 group (pyproject.toml): `train`, `evaluate`, `sweep`, `transfer` (in `baselines.cli.train`, `.evaluate`,
-`.sweep`, `.transfer`) and `bench-train` (here), so the `hivex_jax` library imports nothing from
-`baselines`."""
+`.sweep`, `.transfer`), `bench-train` and `pretrained-policy` (`hivex render --pretrained`; here), so the
+`hivex_jax` library imports nothing from `baselines`."""
 
 from __future__ import annotations
 
@@ -48,3 +48,23 @@ def bench_train(
         return {**result, "table": profile_table(result)}
 
     return measure
+
+
+def pretrained_policy(env: str, algo: str = "ippo") -> dict[str, Any]:
+    """`hivex render --pretrained ENV [--algo mappo]`: the shipped policy as the GIF plays it, `{"env",
+    "env_params", "policy", "policy_params", "name"}` (`policy(policy_params, key, obs, state)`, greedy, on
+    `env`: the card's env, for a recurrent policy with its memory in the state); files checked, an unknown
+    env or algorithm or a damaged file a `UserError`."""
+    # imported when run, not at the top: keeps the command's start (--help, argument errors) fast
+    from baselines.pretrained_policies import pretrained
+    from baselines.pretrained_policies.play import rollout_policy
+
+    loaded = pretrained(env, algo)
+    env_obj, policy = rollout_policy(loaded)
+    return {
+        "env": env_obj,
+        "env_params": loaded.env_params,
+        "policy": policy,
+        "policy_params": loaded.params,
+        "name": loaded.name,
+    }

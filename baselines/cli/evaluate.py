@@ -1,4 +1,5 @@
-"""`hivex evaluate`: a saved run on any worlds (held-out protocol) or scored as HIVEX scored (hivex)."""
+"""`hivex evaluate`: a saved run or a shipped pretrained policy (`--pretrained ENV`) on any worlds (held-out
+protocol), or a run scored as HIVEX scored (hivex)."""
 
 from __future__ import annotations
 
@@ -18,23 +19,38 @@ from baselines.run import checkpoint
 from hivex_jax.cli_support import ArgumentParser, check_positive, check_writable_dir, reports_user_errors
 from hivex_jax.core.errors import UserError, user_input, world_seeds
 
+#: where `hivex evaluate --pretrained` writes a policy's evaluations (`<algo>_<env>/eval_<worlds>.json`)
+PRETRAINED_OUT = "runs/pretrained"
+
 
 @reports_user_errors("hivex evaluate")
 def evaluate_main(argv: list[str]) -> int:
-    """`hivex evaluate RUN_DIR [--worlds 6000:6100]`: score a saved policy on any worlds."""
+    """`hivex evaluate RUN_DIR [--worlds 6000:6100]` / `hivex evaluate --pretrained ENV [--algo mappo]`:
+    score a saved or shipped policy on any worlds."""
     p = ArgumentParser(
         prog="hivex evaluate",
-        description="Evaluate a saved run (every seed, greedy and stochastic) on held-out worlds, next to "
-        "the scripted and random policies; prints a table and writes eval_<worlds>.json and a per-world "
-        "plot eval_<worlds>.png into the run (<worlds>: first-last world, both played: --worlds 6000:6032 "
-        "writes eval_6000-6031.json).",
+        description="Evaluate a saved run (every seed, greedy and stochastic) or a shipped pretrained policy "
+        "(--pretrained) on held-out worlds, next to the scripted and random policies; prints a table and "
+        "writes eval_<worlds>.json and a per-world plot eval_<worlds>.png into the run (a pretrained "
+        f"policy's: {PRETRAINED_OUT}/<algo>_<env>/; <worlds>: first-last world, both played: --worlds "
+        "6000:6032 writes eval_6000-6031.json).",
     )
-    p.add_argument("run_dir")
+    p.add_argument("run_dir", nargs="?", default=None, help="a run folder (or give --pretrained)")
+    p.add_argument(
+        "--pretrained",
+        default=None,
+        metavar="ENV",
+        help="evaluate the shipped pretrained policy of this env id (or short name: wfc, wrm, dbr, opc, "
+        "aws) instead of a run folder (docs/pretrained.md)",
+    )
+    p.add_argument(
+        "--algo", choices=("ippo", "mappo"), default=None, help="with --pretrained: which one (default ippo)"
+    )
     p.add_argument(
         "--worlds",
         default=None,
         help='world seeds, "6000:6032" (32 worlds: the end is excluded) or "1,5,9", or "stress": the '
-        "env's stress worlds over seeds 9000-9031 (default: test pool)",
+        "env's stress worlds over seeds 9000-9031 (default: test pool); also test_worlds=SPEC",
     )
     p.add_argument(
         "--world-files",
@@ -97,14 +113,35 @@ def _evaluate(args: Any) -> int:
     check_positive(
         steps=args.steps, agent_steps=args.agent_steps, summary_freq=args.summary_freq, runs=args.runs
     )
+    if args.pretrained is not None and args.run_dir is not None and "=" in args.run_dir:
+        # the first key=value word fills the run folder's place: with --pretrained it is an override
+        args.overrides, args.run_dir = [args.run_dir, *args.overrides], None
+    worlds_override(args)
     if args.worlds is not None and args.worlds != "stress":
         world_seeds(args.worlds, "--worlds")
     if args.world_files is not None:
         from hivex_jax.worlds.wrapper import expand_world_paths
 
         expand_world_paths(args.world_files)  # a glob that matches no file: one-line error
-    run_dir = Path(args.run_dir)
-    config = run_folder_config(run_dir, [])
+    policy = None  # a pretrained policy's (`--pretrained`), else the run folder's
+    if args.pretrained is not None:
+        if args.run_dir is not None:
+            raise UserError("give a run folder or --pretrained ENV, not both")
+        if args.protocol == "hivex":
+            raise UserError("--protocol hivex plays a run folder's seeds; evaluate --pretrained held-out")
+        # imported when run, not at the top: keeps the command's start (--help, argument errors) fast
+        from baselines.pretrained_policies import pretrained
+
+        policy = pretrained(args.pretrained, args.algo or "ippo")  # files checked: one line if damaged
+        config = policy.config
+        run_dir = Path(PRETRAINED_OUT) / policy.name  # where its evaluations are written
+    elif args.run_dir is None:
+        raise UserError("give a run folder (hivex evaluate RUN_DIR) or --pretrained ENV")
+    elif args.algo is not None:
+        raise UserError("--algo picks a pretrained policy: give --pretrained ENV with it")
+    else:
+        run_dir = Path(args.run_dir)
+        config = run_folder_config(run_dir, [])
     validate_env(config)
     if args.protocol == "hivex" and args.overrides:
         raise UserError("key=value env overrides (zero-shot transfer) belong to the held-out protocol")
@@ -141,9 +178,19 @@ def _evaluate(args: Any) -> int:
     from baselines.run.evaluation import evaluate_run
     from baselines.run.files import format_results, plot_eval
 
-    results = evaluate_run(
-        run_dir, args.worlds, not args.no_baselines, args.steps, args.overrides, args.world_files
-    )
+    if policy is None:
+        results = evaluate_run(
+            run_dir, args.worlds, not args.no_baselines, args.steps, args.overrides, args.world_files
+        )
+    else:
+        # imported when run, not at the top: keeps the command's start (--help, argument errors) fast
+        from baselines.pretrained_policies.play import evaluate as evaluate_pretrained
+
+        print(pretrained_line(policy.card))
+        results = evaluate_pretrained(
+            policy, args.worlds, not args.no_baselines, args.steps, args.overrides, args.world_files
+        )
+        out.parent.mkdir(parents=True, exist_ok=True)
     results = {"protocol": "held-out", **results}
     results["env_steps_per_seed"] = results["updates_done"] * config.steps_per_update
     from hivex_jax.eval.aggregate import eval_aggregates, format_eval_aggregates
@@ -172,6 +219,29 @@ def _evaluate(args: Any) -> int:
         write_marl_eval(marl_eval_file, [(None, results)])
     print(f"wrote {out} and {plot}" + (f" and {marl_eval_file}" if marl_eval_file else ""))
     return 0
+
+
+def worlds_override(args: Any) -> None:
+    """`test_worlds=SPEC` among the key=value words (the config key's name) is `--worlds SPEC`."""
+    given = [o for o in args.overrides if o.partition("=")[0].strip() == "test_worlds"]
+    if not given:
+        return
+    if len(given) > 1 or args.worlds is not None:
+        raise UserError("give the worlds once: --worlds SPEC or test_worlds=SPEC")
+    args.worlds = given[0].partition("=")[2].strip()
+    args.overrides = [o for o in args.overrides if o not in given]
+
+
+def pretrained_line(card: dict[str, Any]) -> str:
+    """What `hivex evaluate --pretrained` says of the policy before playing it: its training and the greedy
+    return its card holds on the held-out worlds (this evaluation of those worlds gives it again)."""
+    held = card.get("held_out", {})
+    greedy = held.get("mean_return", {}).get("greedy")
+    return (
+        f"pretrained {card['name']}: {card['algo'].upper()} on {card['env_id']}, {card['env_steps']:,} env "
+        f"steps, seed {card['training']['seed_index']} of its 5-seed suite run"
+        + (f"; its card: greedy {greedy:.1f} on worlds {held['worlds']}" if greedy is not None else "")
+    )
 
 
 def worlds_tag(spec: str | None) -> str:

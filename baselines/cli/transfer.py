@@ -1,5 +1,6 @@
 """`hivex transfer`: a zero-shot transfer matrix, every trained run of a sweep folder (or a list of run
-folders) evaluated on every setting of an evaluation grid (`baselines.run.transfer_matrix`)."""
+folders, or a shipped pretrained policy) evaluated on every setting of an evaluation grid
+(`baselines.run.transfer_matrix`)."""
 
 from __future__ import annotations
 
@@ -69,10 +70,19 @@ def transfer_main(argv: list[str]) -> int:
         "(normalised score, 0 random, 1 scripted; 95% CI over seeds). Resumes: cells already in\n"
         "transfer.json are skipped.",
         epilog="examples:\n  hivex transfer runs/sweep --eval-grid level=1..10\n"
-        "  hivex transfer runs/a runs/b --eval-grid num_agents=1,2,4,8 --out runs/agents_transfer",
+        "  hivex transfer runs/a runs/b --eval-grid num_agents=1,2,4,8 --out runs/agents_transfer\n"
+        "  hivex transfer --pretrained WindFarmControl-v0 --algo ippo,mappo --eval-grid level=0..8 "
+        "--out runs/wfc_levels",
         formatter_class=argparse.RawDescriptionHelpFormatter,  # keep the examples one per line
     )
-    p.add_argument("runs", nargs="+", metavar="RUN_OR_SWEEP_DIR")
+    p.add_argument("runs", nargs="*", metavar="RUN_OR_SWEEP_DIR")
+    p.add_argument(
+        "--pretrained",
+        default=None,
+        metavar="ENV",
+        help="also (or only) the shipped pretrained policy of this env id or short name (docs/pretrained.md)",
+    )
+    p.add_argument("--algo", default=None, help="with --pretrained: ippo, mappo or ippo,mappo (default ippo)")
     p.add_argument(
         "--eval-grid", action="append", default=[], metavar="key=v1,v2", help="evaluation settings"
     )
@@ -102,18 +112,30 @@ def _transfer(args: argparse.Namespace) -> int:
     settings = {
         ",".join(c): list(c) for c in itertools.product(*[[f"{k}={v}" for v in vs] for k, vs in grid])
     }
+    policies = _pretrained_policies(args.pretrained, args.algo)  # {label: Pretrained}, files checked
+    if not args.runs and not policies:
+        raise UserError("give run or sweep folders, or --pretrained ENV")
     runs = _run_folders(args.runs)
-    if args.out is None and len(args.runs) > 1:
+    sources = len(args.runs) + len(policies)
+    if args.out is None and sources > 1:
         raise UserError(
-            "--out is needed for several folders (one run or sweep folder: default FOLDER/transfer)"
+            "--out is needed for several folders or policies (one run or sweep folder: default "
+            "FOLDER/transfer; one pretrained policy: runs/pretrained/<algo>_<env>/transfer)"
         )
-    out = Path(args.out) if args.out else Path(args.runs[0]) / "transfer"
+    if args.out:
+        out = Path(args.out)
+    elif policies:
+        out = Path("runs/pretrained") / next(iter(policies.values())).name / "transfer"
+    else:
+        out = Path(args.runs[0]) / "transfer"
     check_writable_dir(out, "--out folder")
     # every check before anything compiles: run folders, env ids, each cell's overrides
     # imported when run, not at the top: keeps the command's start (--help, argument errors) fast
     from baselines.run.transfer import eval_config
 
     configs = {label: run_folder_config(path, []) for label, path in runs}
+    configs.update({label: policy.config for label, policy in policies.items()})
+    runs += [(label, None) for label in policies]  # a pretrained policy is a row as a run is
     env_ids = {c.env_id for c in configs.values()}
     if len(env_ids) > 1:
         raise UserError(f"the runs train on different envs {sorted(env_ids)}: a matrix compares one env")
@@ -135,13 +157,17 @@ def _transfer(args: argparse.Namespace) -> int:
     }
     matrix = _resume(out / "transfer.json", header)
     for label, path in runs:  # a run that trained since the file was written: its cells are stale
-        step = checkpoint.latest_step(path)
+        if path is None:  # a pretrained policy: its weights' sha256 stands for the checkpoint
+            step, where = policies[label].weights_sha256, f"pretrained:{policies[label].name}"
+        else:
+            step, where = checkpoint.latest_step(path), str(path)
         if label in matrix["runs"] and matrix["runs"][label].get("checkpoint_step") != step:
             print(f"note: {label} has a newer checkpoint than transfer.json; re-evaluating its cells")
             matrix["cells"].pop(label, None)
-        matrix["runs"][label] = {"run_dir": str(path), "checkpoint_step": step}
+        matrix["runs"][label] = {"run_dir": where, "checkpoint_step": step}
     enable_compilation_cache()
     # imported when run, not at the top: keeps the command's start (--help, argument errors) fast
+    from baselines.pretrained_policies.play import loaded_run
     from baselines.run import transfer_matrix as tm
     from baselines.run.files import write_text_atomic
 
@@ -153,7 +179,9 @@ def _transfer(args: argparse.Namespace) -> int:
             if s in matrix["cells"].get(label, {}):
                 continue
             if label not in loaded:
-                loaded[label] = run = tm.load(label, str(path))
+                loaded[label] = run = (
+                    tm.load(label, str(path)) if path is not None else loaded_run(policies[label], label)
+                )
                 matrix["runs"][label].update(_run_record(run))
             labels, names = programs.setdefault(tm.group_key(loaded[label], evaluated[label, s]), ([], []))
             labels += [label] if label not in labels else []
@@ -185,6 +213,23 @@ def _transfer(args: argparse.Namespace) -> int:
     print(text)
     print(f"wrote {out / 'transfer.json'}, transfer.md and transfer.png")
     return 0
+
+
+def _pretrained_policies(env: str | None, algos: str | None) -> dict[str, Any]:
+    """`{label: Pretrained}` of `--pretrained ENV --algo A[,B]` (label `pretrained:<algo>_<env>`), each
+    policy's files checked; empty without --pretrained."""
+    if env is None:
+        if algos is not None:
+            raise UserError("--algo picks pretrained policies: give --pretrained ENV with it")
+        return {}
+    names = [a.strip().lower() for a in (algos or "ippo").split(",") if a.strip()]
+    if not names or set(names) - {"ippo", "mappo"} or len(set(names)) < len(names):
+        raise UserError(f"--algo {algos!r}: give ippo, mappo or ippo,mappo")
+    # imported when run, not at the top: keeps the command's start (--help, argument errors) fast
+    from baselines.pretrained_policies import pretrained
+
+    loaded = [pretrained(env, algo) for algo in names]
+    return {f"pretrained:{policy.name}": policy for policy in loaded}
 
 
 def grid_order(stored: dict[str, list[str]], grid: dict[str, list[str]]) -> dict[str, list[str]]:

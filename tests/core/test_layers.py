@@ -306,8 +306,18 @@ def test_pjrt_nproc_is_set_in_two_places():
 
 # The trainer's parts, ranked as the library's are: a module may import its own part and parts of lower
 # rank. `baselines` (the package's __init__, `make_train` / `run_training`) and `baselines.cli.bench` (the
-# `python -m baselines.cli.bench` entry) sit on top; the library imports nothing from any of them.
-TRAINER_RANKS = {"config": 0, "core": 1, "run": 2, "cli": 3, "studies": 4, "baselines": 5, "bench": 5}
+# `python -m baselines.cli.bench` entry) sit on top; the library imports nothing from any of them. The shipped
+# pretrained policies (`pretrained_policies`) sit between run (whose evaluation plays them) and cli.
+TRAINER_RANKS = {
+    "config": 0,
+    "core": 1,
+    "run": 2,
+    "pretrained_policies": 2.5,
+    "cli": 3,
+    "studies": 4,
+    "baselines": 5,
+    "bench": 5,
+}
 
 
 def trainer_part(module: str) -> str:

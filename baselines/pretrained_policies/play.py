@@ -1,0 +1,85 @@
+"""A pretrained policy played: as a rollout policy (`rollout_policy`, what `hivex render --pretrained` and the
+card's check play), the card's check (`check_returns`: a few worlds, short episodes, greedy), the held-out
+evaluation `hivex evaluate --pretrained` prints (`evaluate`: the same code as a run folder's, with one seed)
+and a row of a `hivex transfer` matrix (`loaded_run`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+from baselines.pretrained_policies.store import Pretrained
+from baselines.run.eval_policies import MemoryState, PolicyMemoryEnv
+from baselines.run.evaluation import evaluate_params
+from baselines.run.population import get_population
+from baselines.run.transfer_matrix import LoadedRun
+from hivex_jax.eval import rollout
+
+
+def population_params(policy: Pretrained) -> Any:
+    """The policy's parameters as a population of one seed, `[1, ...]`, as the trainer's evaluation takes."""
+    return jax.tree.map(lambda x: x[None], policy.params)
+
+
+def rollout_policy(policy: Pretrained) -> tuple[Any, rollout.Policy]:
+    """`(env, rollout policy)`: the policy as `hivex_jax.eval.rollout` plays one, `(params, key, obs, state)
+    -> action`, on `env` (the card's env; for a recurrent policy wrapped in `PolicyMemoryEnv`, which
+    keeps the memory in the state and starts each episode from the initial one)."""
+    if not policy.recurrent:
+        return policy.env, lambda params, key, obs, state: policy.act(params, obs, key)
+    env = PolicyMemoryEnv(policy.env, policy.policy.initial_memory)
+
+    def play(params: Any, key: jax.Array, obs: dict, state: MemoryState) -> dict:
+        episode_start = jnp.broadcast_to(state.episode_start, state.hidden.shape[:-1])
+        hidden, dist = policy.policy.step(params, obs, state.hidden, episode_start)
+        action = dist.mode() if policy.greedy else dist.sample(key)
+        return {**action, "memory": hidden}
+
+    return env, play
+
+
+def check_returns(policy: Pretrained, worlds: Sequence[int], num_steps: int) -> list[float]:
+    """The greedy return (mean over agents) on each of `worlds` in episodes cut at `num_steps` decisions,
+    with the card's evaluation key: the figures a card's `check` stores and its test reproduces."""
+    env, play = rollout_policy(policy.with_greedy(True))
+    key = jax.random.PRNGKey(policy.config.eval_seed)
+    totals = rollout.evaluate(env, policy.env_params, play, list(worlds), policy.params, key, num_steps)
+    return [float(x) for x in totals["return"].mean(-1)]
+
+
+def evaluate(
+    policy: Pretrained,
+    worlds: str | None = None,
+    baselines: bool = True,
+    num_steps: int | None = None,
+    env_overrides: Sequence[str] = (),
+    world_files: str | None = None,
+) -> dict[str, Any]:
+    """`baselines.run.evaluation.evaluate_run`'s results for the policy (its one seed, greedy and stochastic,
+    beside scripted and random; default worlds: its config's test worlds), naming the policy."""
+    population = get_population(policy.config)
+    results = evaluate_params(
+        policy.config,
+        population,
+        population_params(policy),
+        int(policy.card["updates_done"]),
+        worlds,
+        baselines,
+        num_steps,
+        env_overrides,
+        world_files,
+    )
+    results["pretrained"] = policy.name
+    return results
+
+
+def loaded_run(policy: Pretrained, label: str) -> LoadedRun:
+    """The policy as a run of one seed for a transfer matrix (`baselines.run.transfer_matrix`)."""
+    train = get_population(policy.config).train
+    updates = int(policy.card["updates_done"])
+    return LoadedRun(
+        label, f"pretrained:{policy.name}", policy.config, train, population_params(policy), updates
+    )
