@@ -37,7 +37,7 @@ MEMBER_SCALARS = (
 #: config keys that reach neither a run's init nor its held-out evaluation, only its updates (the PPO
 #: scalars above, as config keys) and which rows' keys it draws (`seed`): configs differing only in these
 #: initialise and evaluate with the same programs, which a fused sweep's members share
-#: (`baselines.core.program_cache.init_and_eval_key`)
+#: (`baselines.core.program_cache.ProgramKeys.init_and_eval`)
 UPDATE_ONLY_KEYS = (frozenset(MEMBER_SCALARS) - {"gamma_lambda"}) | {"gae_lambda", "seed"}
 #: data keys a fused member carries as its own values (`member_data`), plus the ones read only by its
 #: own init (`seed`) or its own evaluation program (`eval_seed`)

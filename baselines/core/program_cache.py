@@ -38,27 +38,22 @@ def compute_key(config: PPOConfig, without: frozenset[str] = frozenset()) -> str
     return json.dumps(values, sort_keys=True)
 
 
-def init_and_eval_key(config: PPOConfig) -> str:
-    """`compute_key` without `UPDATE_ONLY_KEYS`: configs with equal keys initialise a seed and evaluate a
-    policy with the same compiled programs."""
-    return compute_key(config, UPDATE_ONLY_KEYS)
-
-
 @dataclass(frozen=True)
 class ProgramKeys:
     """A config's cache keys, computed once (`of`) and carried with its trainer (`Train.keys`), so the
     population, the training env and the evaluations key their programs without reading the config."""
 
     compute: str  # `compute_key`: the population's programs (training)
-    init_and_eval: str  # `init_and_eval_key`: a seed's init and the held-out evaluation
+    # without `UPDATE_ONLY_KEYS`: configs with equal keys initialise a seed and evaluate a policy with the
+    # same compiled programs (a fused sweep's lr x ent_coef members share them)
+    init_and_eval: str
     setting_free: str  # also without the env setting (`ENV_MEMBER_KEYS`): shared by every env setting
 
     @classmethod
     def of(cls, config: PPOConfig) -> ProgramKeys:
-        """The keys of `config`: one pass over its values."""
-        values = {k: v for k, v in config.to_dict().items() if k not in HOST_ONLY_KEYS}
-
-        def key(without: frozenset[str]) -> str:
-            return json.dumps({k: v for k, v in values.items() if k not in without}, sort_keys=True)
-
-        return cls(key(frozenset()), key(UPDATE_ONLY_KEYS), key(UPDATE_ONLY_KEYS | ENV_MEMBER_KEYS))
+        """The keys of `config`."""
+        return cls(
+            compute_key(config),
+            compute_key(config, UPDATE_ONLY_KEYS),
+            compute_key(config, UPDATE_ONLY_KEYS | ENV_MEMBER_KEYS),
+        )

@@ -23,7 +23,7 @@ from baselines.config import (
 from baselines.config.schema import declared_fields
 from baselines.core.member import ENV_MEMBER_KEYS, UPDATE_ONLY_KEYS
 from baselines.core.ppo import make_train
-from baselines.core.program_cache import ProgramKeys, compute_key, init_and_eval_key
+from baselines.core.program_cache import ProgramKeys, compute_key
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
 from config_walk import Read, recording  # noqa: E402  (a script's recorder of config reads)
@@ -79,7 +79,7 @@ def test_program_keys_are_the_cache_keys_and_share_what_they_should():
     config = from_dict(TINY_CONFIG)
     keys = ProgramKeys.of(config)
     assert keys.compute == compute_key(config)
-    assert keys.init_and_eval == init_and_eval_key(config)
+    assert keys.init_and_eval == compute_key(config, UPDATE_ONLY_KEYS)
     assert keys.setting_free == compute_key(config, UPDATE_ONLY_KEYS | ENV_MEMBER_KEYS)
     # a run key changes no program; an update-only key only the training one; the env setting all but
     # the setting-free one
