@@ -5,8 +5,10 @@ docs table is the cards'; the seed choice by hand."""
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import shutil
+import tomllib
 from pathlib import Path
 
 import jax
@@ -62,6 +64,14 @@ def test_the_manifest_ships_what_the_files_hold():
         env: sorted(e["algo"] for e in SHIPPED.values() if e["env_id"] == env)
         for env in sorted({e["env_id"] for e in SHIPPED.values()})
     }
+
+
+def test_the_wheel_takes_every_shipped_file():
+    """pyproject's package data for the policies' package names every file of the data folder."""
+    setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    patterns = setuptools["package-data"]["baselines.pretrained_policies"]
+    for path in DATA_DIR.iterdir():
+        assert any(fnmatch.fnmatch(f"data/{path.name}", p) for p in patterns), path
 
 
 @pytest.mark.parametrize("name", sorted(SHIPPED))
