@@ -1,0 +1,111 @@
+"""scripts/dbr_subtask_evidence.py: reward-event counts per drone-episode, discounted returns and the
+return's terms, on hand-computed per-step arrays; its rollout plays the held-out evaluation's episodes."""
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "scripts"))
+
+import dbr_subtask_evidence as evidence  # noqa: E402
+
+from hivex_jax.envs.drone_based_reforestation.params import REWARD_TERM_NAMES  # noqa: E402
+
+STAT_KEYS = sorted({key for kind, key in evidence.EVENTS.values() if kind == "stat"})
+
+
+def _steps(w: int, t: int, a: int) -> dict:
+    """Zero per-step arrays of `play`'s shape, every step live."""
+    k = len(REWARD_TERM_NAMES)
+    return {
+        "reward": np.zeros((w, t, a)),
+        "terms": np.zeros((w, t, a, k)),
+        "raw_terms": np.zeros((w, t, a, k)),
+        "stats": {key: np.zeros((w, t, a)) for key in STAT_KEYS},
+        "live": np.ones((w, t), bool),
+    }
+
+
+def test_count_events_counts_live_steps_per_drone_episode():
+    # one world, 4 steps, 2 drones: drone 0 has the event at steps 1 and 3, but step 3 is after the end
+    mask = np.zeros((1, 4, 2), bool)
+    mask[0, 1, 0] = mask[0, 3, 0] = True
+    live = np.array([[True, True, True, False]])
+    counts = evidence.count_events({"e": mask}, live)["e"]
+    assert counts == {"per_episode": 0.5, "episodes_with": 0.5, "first_step": 1.0}
+    # two worlds: 2 events in one drone-episode of four, first at steps 0 and 2
+    mask = np.zeros((2, 3, 2), bool)
+    mask[0, 0, 1] = mask[0, 2, 1] = mask[1, 2, 0] = True
+    counts = evidence.count_events({"e": mask}, np.ones((2, 3), bool))["e"]
+    assert counts["per_episode"] == pytest.approx(3 / 4)
+    assert counts["episodes_with"] == pytest.approx(2 / 4)
+    assert counts["first_step"] == pytest.approx((0 + 2) / 2)
+    # never seen: no first step
+    assert np.isnan(
+        evidence.count_events({"e": np.zeros((1, 2, 1), bool)}, np.ones((1, 2), bool))["e"]["first_step"]
+    )
+
+
+def test_discounted_returns_weight_live_steps_by_gamma_to_the_t():
+    reward = np.array([[[1.0], [2.0], [4.0]]])  # [W=1, T=3, A=1]
+    assert evidence.discounted_returns(reward, np.ones((1, 3), bool), 0.5)[0, 0] == pytest.approx(3.0)
+    assert evidence.discounted_returns(reward, np.array([[True, True, False]]), 0.5)[0, 0] == pytest.approx(
+        2.0
+    )
+    assert evidence.discounted_returns(reward, np.ones((1, 3), bool), 1.0)[0, 0] == pytest.approx(7.0)
+
+
+def test_event_masks_read_the_named_term_or_statistic():
+    steps = _steps(1, 3, 1)
+    steps["raw_terms"][0, 1, 0, REWARD_TERM_NAMES.index("pick_up_seed")] = 1.0
+    steps["raw_terms"][0, 2, 0, REWARD_TERM_NAMES.index("drop_seed")] = 12.5
+    steps["stats"]["tree_drop_count"][0, 2, 0] = 1.0
+    steps["stats"]["seed_pick_up_count"][0, 1, 0] = 1.0
+    masks = evidence.event_masks(steps["raw_terms"], steps["stats"], REWARD_TERM_NAMES)
+    assert masks["paid pick-up"][0, :, 0].tolist() == [False, True, False]
+    assert masks["seed pick-up"][0, :, 0].tolist() == [False, True, False]
+    assert masks["valid drop"][0, :, 0].tolist() == [False, False, True]
+    assert masks["drop"][0, :, 0].tolist() == [False, False, True]
+    assert not masks["drop success"].any() and not masks["return paid"].any()
+
+
+def test_summarize_returns_terms_and_events_of_live_steps():
+    steps = _steps(2, 2, 1)
+    pick = REWARD_TERM_NAMES.index("pick_up_seed")
+    # world 0: a paid pick-up worth 100 at step 1; world 1: one at step 1 after the episode ended at step 0
+    for w in (0, 1):
+        steps["reward"][w, 1, 0] = 100.0
+        steps["terms"][w, 1, 0, pick] = 100.0
+        steps["raw_terms"][w, 1, 0, pick] = 1.0
+    steps["live"][1, 1] = False
+    out = evidence.summarize(steps, REWARD_TERM_NAMES, [0.5, 1.0])
+    assert out["return"] == pytest.approx(50.0)  # (100 + 0) / 2 drone-episodes
+    assert out["discounted_returns"] == {"0.5": pytest.approx(25.0), "1.0": pytest.approx(50.0)}
+    assert out["terms"] == {"pick_up_seed": pytest.approx(50.0)}
+    assert out["events"]["paid pick-up"]["per_episode"] == pytest.approx(0.5)
+    assert out["length"] == pytest.approx(1.5)
+
+
+@pytest.mark.slow
+def test_play_matches_the_held_out_evaluators_returns():
+    """`play` steps the episodes `rollout.evaluate` does (same world and step keys): same returns."""
+    import jax
+
+    import hivex_jax
+    from hivex_jax.eval import rollout
+
+    # Drop Seed: random drones drop early, which ends them one by one
+    env, params = hivex_jax.make("DroneBasedReforestation-v0", task=3)
+    params = params.replace(max_steps=jax.numpy.int32(20))
+    key = jax.random.PRNGKey(12345)
+    policy = rollout.random_policy(env)
+    steps = evidence.play(env, params, policy, [6000, 6001], key=key)
+    totals = rollout.evaluate(env, params, policy, [6000, 6001], key=key)
+    played = (steps["reward"] * steps["live"][:, :, None]).sum(axis=1)
+    np.testing.assert_allclose(played, totals["return"], rtol=1e-5, atol=1e-5)
+    stats = {k: v.sum(axis=1) for k, v in steps["stats"].items()}
+    np.testing.assert_allclose(stats["tree_drop_count"], totals["stats"]["tree_drop_count"])
+    assert stats["tree_drop_count"].sum() > 0  # the case the comparison is about happened
