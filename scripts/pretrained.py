@@ -2,7 +2,7 @@
 
     python scripts/pretrained.py build [--cells SPEC] [--out-dir runs/pretrained_build]
                                        [--records docs/data/results/suite] [--page docs/pretrained.md]
-                                       [key=value ...]
+                                       [--one-seed-tries K] [key=value ...]
     python scripts/pretrained.py table [--page docs/pretrained.md]
 
 `build` trains each cell as the suite did (`hivex train --config configs/<algo>_<env>.yaml
@@ -10,7 +10,10 @@ test_worlds=6000:6032 num_seeds=5 gif_frames=0 key=value ...`) into `OUT_DIR/<al
 the policy from the seed whose greedy fraction of scripted is closest to the median of the cell's record
 `RECORDS/<algo>_<env>.json`: its actor's weights, its card (config, commit, env steps, held-out result on
 worlds 6000-6031, the suite cell, the check its test reproduces) and the manifest's sha256 of each file;
-then rewrites the table of `--page` and prints the shipped files' total size. Resumable: a policy already
+then rewrites the table of `--page` and prints the shipped files' total size. With `--one-seed-tries K`
+it trains one seed at a time instead (`num_seeds=1 seed=k` into `OUT_DIR/<algo>_<env>_seed<k>/`, k < K)
+until one's greedy fraction of scripted lies between the cell's seeds' quartiles, else ships the closest to
+the median of the K: a fifth of the 5-seed run's cost per try, for the long cells. Resumable: a policy already
 built is skipped (training included), a finished run is kept, a stopped one resumed. Run it from the
 repository root, one cell at a time for the long ones (e.g. in the background with nohup). SPEC:
 comma-separated `ALGO:ENV` with ENV a short name (wfc, wrm, dbr, opc, aws) and ALGO ippo or mappo; default

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import datetime
 import json
-import math
 import os
 import re
 import subprocess
@@ -58,22 +57,30 @@ def choose_seed(cell: dict[str, Any], run: dict[str, Any]) -> dict[str, Any]:
     """The run's seed whose greedy fraction of scripted is closest to the median over the suite cell's seeds
     (`cell`: the cell's record; `run`: `cell_record` of the run trained for the policy, 5 seeds of the same
     config), and whether the run reproduced the cell: the same seed means (`reproduced`, to 1e-6
-    relative). With a reproduced cell it is the cell's own median seed."""
+    relative; `max_seed_mean_difference` None for a run of another seed count). With a reproduced cell it is
+    the cell's own median seed."""
     cell_fractions, run_fractions = greedy_fractions(cell), greedy_fractions(run)
     median = float(np.median(cell_fractions))
     seed = int(np.argmin([abs(f - median) for f in run_fractions]))
     cell_means = np.asarray(cell["held_out"]["policies"]["greedy"]["seed_means"], np.float64)
     run_means = np.asarray(run["held_out"]["policies"]["greedy"]["seed_means"], np.float64)
     same_shape = cell_means.shape == run_means.shape
-    difference = float(np.max(np.abs(cell_means - run_means))) if same_shape else math.inf
+    difference = float(np.max(np.abs(cell_means - run_means))) if same_shape else None
     return {
         "seed_index": seed,
         "median_greedy_fraction": median,
         "cell_greedy_fractions": cell_fractions,
         "run_greedy_fractions": run_fractions,
-        "reproduced": bool(same_shape and difference <= 1e-6 * max(1.0, float(np.max(np.abs(cell_means))))),
+        "reproduced": difference is not None
+        and difference <= 1e-6 * max(1.0, float(np.max(np.abs(cell_means)))),
         "max_seed_mean_difference": difference,
     }
+
+
+def in_middle_half(fraction: float, cell: dict[str, Any]) -> bool:
+    """Whether a greedy fraction of scripted lies between the cell's seeds' first and third quartiles."""
+    low, high = np.percentile(greedy_fractions(cell), [25, 75])
+    return bool(low <= fraction <= high)
 
 
 def actor_params(population_params: dict[str, Any], seed: int) -> dict[str, Any]:

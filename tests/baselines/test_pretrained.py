@@ -197,3 +197,48 @@ def test_the_seed_closest_to_the_cells_median():
     other = choose_seed(cell, record([0.7, 1.04, 1.2, 0.98, 0.5]))
     assert (other["seed_index"], other["reproduced"]) == (3, False)
     assert other["max_seed_mean_difference"] == pytest.approx(0.8 * 200.0)
+
+
+def fake_run(run_dir: Path, greedy: float, scripted: float = 200.0) -> None:
+    """A finished one-seed run folder: its eval.json holds greedy mean `greedy` beside scripted `scripted`."""
+    run_dir.mkdir(parents=True)
+    world = {"return_per_seed": [greedy], "stats": {}}
+    policies = {
+        "greedy": {"per_world": [world]},
+        "stochastic": {"per_world": [world]},
+        "scripted": {"per_world": [{"return_mean": scripted}]},
+    }
+    (run_dir / "eval.json").write_text(json.dumps({"worlds": [6000], "policies": policies}))
+    (run_dir / "summary.json").write_text(json.dumps({"train_s": 1.0, "compile_s": 1.0}))
+
+
+def test_one_seed_tries_stop_at_the_first_in_the_middle_half(tmp_path, monkeypatch):
+    """`--one-seed-tries 3` on a cell whose fractions are 0.9, 1.0, 1.1, 0.95, 1.3 (quartiles 0.95 and 1.1):
+    seed 0 at 0.5 is rejected and seed 1 trains next; seed 1 at 1.05 is kept without training seed 2; with
+    seeds 0-2 all outside (0.5, 1.4, 0.8) the closest to the median 1.0 is shipped (seed 2)."""
+    from baselines.studies import pretrained as study
+
+    records = tmp_path / "records"
+    records.mkdir()
+    (records / "ippo_dbr.json").write_text(json.dumps(record([0.9, 1.0, 1.1, 0.95, 1.3])))
+    trained: list[str] = []
+    monkeypatch.setattr(study, "hivex", lambda args, log: trained.append(args[args.index("--config") + 2 :]))
+    built: list[Path] = []
+    card = {"held_out": {"fraction_of_scripted": {"greedy": 0.8}}, "training": {"seed_index": 0}}
+    monkeypatch.setattr(
+        study, "build_policy", lambda name, env, run_dir, *a, **k: built.append(run_dir) or card
+    )
+    out = tmp_path / "out"
+    cell = study.policy_cell("ippo", "dbr", out, [], records, tries=3, data_dir=tmp_path / "data")
+    fake_run(out / "ippo_dbr_seed0", 0.5 * 200)
+    assert not cell.is_trained()
+    cell.train(False)
+    assert len(trained) == 1 and "seed=1" in trained[0] and "num_seeds=1" in trained[0]
+    fake_run(out / "ippo_dbr_seed1", 1.05 * 200)
+    assert cell.is_trained()
+    fake_run(out / "ippo_dbr_seed2", 0.8 * 200)
+    shutil.rmtree(out / "ippo_dbr_seed1")
+    fake_run(out / "ippo_dbr_seed1", 1.4 * 200)
+    assert cell.is_trained()
+    assert cell.record() == "built ippo_dbr from ippo_dbr_seed2: seed 0, greedy 0.800 of scripted"
+    assert built == [out / "ippo_dbr_seed2"]
