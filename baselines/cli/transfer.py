@@ -104,6 +104,8 @@ def transfer_main(argv: list[str]) -> int:
 def _transfer(args: argparse.Namespace) -> int:
     """`hivex transfer` once its options are parsed."""
     check_positive(steps=args.steps)
+    if not args.runs and args.pretrained is None:
+        raise UserError("give run or sweep folders, or --pretrained ENV")
     if not args.eval_grid:
         raise UserError("give at least one --eval-grid key=v1,v2 (e.g. --eval-grid level=1..10)")
     grid = [_grid_values(item) for item in args.eval_grid]
@@ -113,8 +115,6 @@ def _transfer(args: argparse.Namespace) -> int:
         ",".join(c): list(c) for c in itertools.product(*[[f"{k}={v}" for v in vs] for k, vs in grid])
     }
     policies = _pretrained_policies(args.pretrained, args.algo)  # {label: Pretrained}, files checked
-    if not args.runs and not policies:
-        raise UserError("give run or sweep folders, or --pretrained ENV")
     runs = _run_folders(args.runs)
     sources = len(args.runs) + len(policies)
     if args.out is None and sources > 1:

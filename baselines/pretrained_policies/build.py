@@ -295,7 +295,7 @@ def table(cards: Sequence[dict[str, Any]]) -> str:
     of the 5 seeds), its held-out greedy result on worlds 6000-6031 (mean return, fraction of scripted,
     normalised score), its suite cell's median and mean greedy fraction of scripted, and its files."""
     lines = [
-        "| policy | env | algo | env steps | seed of 5 | greedy return | of scripted | normalised "
+        "| policy | env | algo | env steps | seed | greedy return | of scripted | normalised "
         "| suite cell: median (mean) of scripted | parameters | weights | commit |",
         "|---|---|---|---:|---:|---:|---:|---:|---|---:|---:|---|",
     ]
@@ -306,13 +306,20 @@ def table(cards: Sequence[dict[str, Any]]) -> str:
         commit = card["commit"]["sha"][:10] + (" (modified)" if card["commit"]["dirty"] else "")
         lines.append(
             f"| `{card['name']}` | {card['env_id']} | {card['algo'].upper()} | {card['env_steps']:,} | "
-            f"{card['training']['seed_index']} | "
+            f"{seed_text(card['training'])} | "
             f"{held.get('mean_return', {}).get('greedy', float('nan')):.1f} | {format_score(fraction)} | "
             f"{format_score(score)} | {format_score(cell.get('median_greedy_fraction'))} "
             f"({format_score(cell.get('mean_greedy_fraction'))}) | "
             f"{card['weights']['parameters']:,} | {card['weights']['bytes'] / 1024:.0f} KiB | `{commit}` |"
         )
     return "\n".join(lines)
+
+
+def seed_text(training: dict[str, Any]) -> str:
+    """Which seed a policy is: "1 of 5" (index in its run's population) or "seed=2 alone" (a one-seed run)."""
+    if training["num_seeds"] > 1:
+        return f"{training['seed_index']} of {training['num_seeds']}"
+    return f"seed={training['seed']} alone"
 
 
 def write_table(page: Path, cards: Sequence[dict[str, Any]]) -> bool:

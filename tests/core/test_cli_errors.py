@@ -106,7 +106,16 @@ CASES = [
     (["train", "--resume", "{tmp}/bad_meta"], ["checkpoint step 3", "no intact checkpoint is left"]),
     (["train", "--resume", "{tmp}/no_ckpt", "--name", "x"], ["drop --name"]),
     # evaluate
-    (["evaluate"], ["required: run_dir"]),
+    (["evaluate"], ["give a run folder (hivex evaluate RUN_DIR) or --pretrained ENV"]),
+    (["evaluate", "--pretrained", "NoSuchEnv-v0"], ["no pretrained policy for 'NoSuchEnv-v0'; there are:"]),
+    (["evaluate", "--pretrained", "wfc", "--algo", "sarsa"], ["invalid choice: 'sarsa'"]),
+    (
+        ["evaluate", "{tmp}/no_ckpt", "--pretrained", "wfc"],
+        ["give a run folder or --pretrained ENV, not both"],
+    ),
+    (["evaluate", "{tmp}/no_ckpt", "--algo", "mappo"], ["--algo picks a pretrained policy"]),
+    (["evaluate", "--pretrained", "wfc", "--protocol", "hivex"], ["--protocol hivex plays a run folder's"]),
+    (["evaluate", "--pretrained", "wfc", "--worlds", "1", "test_worlds=2"], ["give the worlds once"]),
     (["evaluate", "{tmp}"], ["no config.yaml; it holds 4 run folder(s)", "`hivex transfer"]),  # like a sweep
     (["evaluate", "{tmp}/old_run"], ["format_version 99"]),
     (["evaluate", "{tmp}/corrupt_run"], ["not valid YAML"]),
@@ -132,6 +141,12 @@ CASES = [
     (["render", "--world", "-1"], ["--world must be in [0, 2**32)"]),
     (["render", "--out", "{tmp}/afile/x.gif"], ["afile is a file, not a folder"]),
     (["render", "--out", "{tmp}"], ["is a folder; give a file name"]),
+    (
+        ["render", "--pretrained", "wfc", "--level", "3"],
+        ["--pretrained plays its card's env", "drop --level"],
+    ),
+    (["render", "--algo", "mappo"], ["--algo picks a pretrained policy"]),
+    (["render", "--pretrained", "NoSuchEnv-v0"], ["no pretrained policy for 'NoSuchEnv-v0'"]),
 ]
 
 

@@ -109,7 +109,10 @@ CASES = [
     (["sweep", "--init-timeout", "nan"], ["--init-timeout: invalid int value"]),
     (["sweep", "--local-devices", "99999999999"], ["--local-devices must be in [1, 1024]"]),
     # transfer
-    (["transfer"], ["required: RUN_OR_SWEEP_DIR"]),
+    (["transfer"], ["give run or sweep folders, or --pretrained ENV"]),
+    (["transfer", "--pretrained", "wfc", "--algo", "sarsa", "--eval-grid", "level=1"], ["--algo 'sarsa'"]),
+    (["transfer", "--pretrained", "nope", "--eval-grid", "level=1"], ["no pretrained policy for 'nope'"]),
+    (["transfer", "{tmp}/no_ckpt", "--algo", "ippo", "--eval-grid", "level=1"], ["--algo picks pretrained"]),
     (["transfer", "{tmp}/missing", "--eval-grid", "num_agents=2,4"], ["is not a run folder"]),
     (["transfer", "{tmp}/no_ckpt", "--eval-grid", "x"], ["--eval-grid 'x' must look like key=v1,v2"]),
     (["transfer", "{tmp}/no_ckpt", "--eval-grid", "num_agents=2", "--steps", "-1"], ["--steps must be >= 1"]),
