@@ -9,6 +9,8 @@ docs/hivex_results.md from the records.
                                            [--records docs/data/results/hivex]
     python scripts/hivex_results.py page [--records docs/data/results/hivex] [--out docs/hivex_results.md]
                                          [--allow-fewer]
+    python scripts/hivex_results.py record-variant RUN_DIR --cell ENV:TASK:LEVEL --name NAME
+                                                   [--evidence FILE] [--records docs/data/results/hivex]
 
 `run` trains IPPO with the env's shipped config (`configs/ippo_<env>.yaml`, plus `task=`, `level=`,
 `test_worlds=6000:6032`, `gif_frames=0`, the env's settings for subtask cells (Drone-Based Reforestation's
@@ -52,6 +54,14 @@ naming them, to write a page on which a cell the page on disk shows our results 
 record), unless `--allow-fewer`. Beside the page it writes each env's level-trend figure,
 `images/hivex_trend_<wfc|wrm|dbr|aws>.png` (ours mean ± 95 % CI over seeds per level, HIVEX's published
 series on a second axis; `hivex_jax.eval.results_trends`): commit them with the page.
+
+`record-variant` records a run of one cell with another budget or trainer setting (e.g. a subtask at 4x
+HIVEX's budget, trained by `hivex train` with overrides) as
+`RECORDS/<env id>/larger_budget/task<t>_level<l>_<NAME>.json`: the cell record of its folder, the learning
+keys whose values differ from the cell's config now and, with `--evidence`, what
+`scripts/dbr_subtask_evidence.py --json` measured for the cell's task. `page` shows each env's variants in
+a table of their own beside the comparable cell (`hivex_jax.eval.results_variants`), with the evidence and
+one paragraph per subtask (`HivexEnv.subtask_findings`); a variant never replaces or counts as a cell.
 
 SPEC: comma-separated `[mappo:]ENV:TASK:LEVEL` with ENV an env id or wfc/wrm/dbr/opc/aws, TASK and LEVEL an
 integer or a range `a-b`, LEVEL `none` for Ocean Plastic Collection; default: the main task at every pattern

@@ -36,8 +36,8 @@ from hivex_jax.eval.hivex_cells import (
     parse_cells,
     train_settings,
 )
-from hivex_jax.eval.hivex_records import load_records
-from hivex_jax.eval.result_records import CONFIG_CHANGED, ConfigCheck, read_json
+from hivex_jax.eval.hivex_records import hivex_record, load_records
+from hivex_jax.eval.result_records import CONFIG_CHANGED, ConfigCheck, read_json, write_record
 from hivex_jax.eval.results_csv import CELLS_FILE, SEEDS_FILE
 from hivex_jax.eval.results_page import (
     RECORDS_DIR,
@@ -45,6 +45,7 @@ from hivex_jax.eval.results_page import (
     record_folders,
     write_page,
 )
+from hivex_jax.eval.results_variants import variant_path
 
 DEFAULT_OUT_DIR = "runs/hivex_results"
 DEFAULT_RECORDS = str(RECORDS_DIR)
@@ -311,6 +312,52 @@ def record_main(args: argparse.Namespace) -> int:
     return 0
 
 
+def config_changes(now: dict, ran: dict) -> dict[str, list]:
+    """`{key: [now's, ran's]}` of the learning keys whose values differ between two config blocks."""
+    before, after = now.get("learning", {}), ran.get("learning", {})
+    return {
+        k: [before.get(k), after.get(k)] for k in sorted({*before, *after}) if before.get(k) != after.get(k)
+    }
+
+
+def variant_record(cell: Cell, run_dir: Path, name: str, evidence: dict | None = None) -> dict | None:
+    """The record of a run of `cell` with another budget or trainer setting (`results_variants`): the cell
+    record of its folder (None without results), `variant` (its `name` and `changes`, the learning keys
+    whose value differs from the cell's config now) and, with `evidence` (`scripts/dbr_subtask_evidence.py
+    --json`), that file's header and its policies for the cell's task."""
+    golden = read_golden()
+    ran = run_config(run_dir, f"configs/{cell.config}", golden)
+    record = hivex_record(cell, run_dir, ran)
+    if record is None:
+        return None
+    record["variant"] = {"name": name, "changes": config_changes(shipped_now(cell, False, golden)[1], ran)}
+    if evidence is not None:
+        policies = evidence.get("tasks", {}).get(str(cell.task))
+        if policies is None:
+            raise ValueError(
+                f"the evidence file has no task {cell.task} (tasks: {sorted(evidence.get('tasks', {}))})"
+            )
+        header = {k: v for k, v in evidence.items() if k not in ("tasks", "runs")}
+        record["evidence"] = {**header, "policies": policies}
+    return record
+
+
+def record_variant_main(args: argparse.Namespace) -> int:
+    """`record-variant`: the record of a run of one cell at another budget or trainer setting."""
+    cells = parse_cells(args.cell)
+    if len(cells) != 1:
+        raise ValueError(f"--cell names one cell; {args.cell!r} names {len(cells)}")
+    evidence = read_json(Path(args.evidence)) if args.evidence else None
+    if args.evidence and evidence is None:
+        raise ValueError(f"cannot read the evidence file {args.evidence}")
+    record = variant_record(cells[0], Path(args.run_dir), args.name, evidence)
+    if record is None:
+        raise ValueError(f"no results (eval.json) in {args.run_dir}")
+    path = variant_path(args.records, cells[0], args.name)
+    print(f"{cells[0].label()} {args.name}: {'wrote' if write_record(path, record) else 'unchanged'} {path}")
+    return 0
+
+
 def page_main(args: argparse.Namespace) -> int:
     """`page`: write the page (and its CSV tables) from the records."""
     if not Path(args.records).is_dir():
@@ -330,7 +377,7 @@ def page_main(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Dispatch `run` / `record` / `page`."""
+    """Dispatch `run` / `record` / `page` / `record-variant`."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
     sub = p.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="train and evaluate the cells (resumable)")
@@ -377,8 +424,21 @@ def main(argv: list[str] | None = None) -> int:
     page.add_argument(
         "--allow-fewer", action="store_true", help="write it even if cells the page shows would vanish"
     )
+    variant = sub.add_parser(
+        "record-variant", help="record a run of one cell at another budget or trainer setting"
+    )
+    variant.add_argument("run_dir", help="the run folder (hivex train's, with eval.json)")
+    variant.add_argument("--cell", required=True, help="ENV:TASK:LEVEL of the comparable cell")
+    variant.add_argument("--name", required=True, help="the variant's name, e.g. x4")
+    variant.add_argument("--evidence", default=None, help="scripts/dbr_subtask_evidence.py --json output")
+    variant.add_argument("--records", default=DEFAULT_RECORDS)
     args = p.parse_args(argv)
-    commands = {"run": run_main, "record": record_main, "page": page_main}
+    commands = {
+        "run": run_main,
+        "record": record_main,
+        "page": page_main,
+        "record-variant": record_variant_main,
+    }
     try:
         return commands[args.command](args)
     except ValueError as exc:

@@ -47,6 +47,9 @@ class HivexEnv:
     stat_notes: dict[str, str] = dataclasses.field(default_factory=dict)
     #: a paragraph under the results table (measured baselines that put a cell's numbers in context)
     notes: str = ""
+    #: per task, a paragraph under the table of runs at a larger budget (`results_variants`): whether the
+    #: subtask learns there and, where it does not, why (from the evidence the variant records keep)
+    subtask_findings: dict[int, str] = dataclasses.field(default_factory=dict)
     #: the tasks whose cells the reference results train on the 2-core CPU (None: every task); the others
     #: are "GPU budget" cells, trained with `scripts/hivex_results.py run --gpu` (`GPU_BUDGET`)
     cpu_tasks: tuple[int, ...] | None = None

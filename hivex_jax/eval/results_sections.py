@@ -16,6 +16,7 @@ from hivex_jax.eval.result_records import ConfigCheck, config_mark
 from hivex_jax.eval.results_csv import heldout_normalised, policy_value
 from hivex_jax.eval.results_format import fmt_mean_ci, fmt_published, fmt_value
 from hivex_jax.eval.results_trends import level_trend, one_budget, protocol_seeds, trend_figure_lines
+from hivex_jax.eval.results_variants import variant_lines
 from hivex_jax.eval.score import scripted_beats_random
 
 
@@ -166,9 +167,11 @@ def env_section(
     results: dict[Cell, dict[str, Any]],
     mappo: dict[Cell, dict[str, Any]] | None = None,
     checks: dict[Cell, ConfigCheck] | None = None,
+    variants: list[dict[str, Any]] | None = None,
 ) -> list[str]:
-    """The page section of one env: results table, budget, MAPPO beside IPPO, trend, statistics tables; a
-    cell whose record is not of its shipped config now (`checks`) marked after its level (`config_mark`)."""
+    """The page section of one env: results table, budget, its `variants` (runs at a larger budget,
+    `results_variants`), MAPPO beside IPPO, trend, statistics tables; a cell whose record is not of its
+    shipped config now (`checks`) marked after its level (`config_mark`)."""
     info = HIVEX_ENVS[env_id]
     env = load_published()["envs"][env_id]
     test = required_table(env_id, "test_mean")
@@ -208,6 +211,7 @@ def env_section(
     out.append("")
     if info.notes:
         out += [info.notes, ""]
+    out += variant_lines(env_id, variants or [], mine, info.subtask_findings, env["task_names"])
     out += mappo_lines(env_id, results, mappo or {}, checks)
     if info.level_name:
         published_series = {int(k): v for k, v in test["rows"]["0"].items()}
