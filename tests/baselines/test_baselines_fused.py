@@ -239,7 +239,7 @@ def test_members_whose_pools_differ_draw_from_their_own_pools_joined(monkeypatch
             np.testing.assert_allclose(np.asarray(x), np.asarray(z), rtol=1e-6, atol=1e-6)
     assert not np.array_equal(*(np.asarray(jax.tree.leaves(p.pool)[0]) for p in own))
     # one compiled pool builder for both levels, the params as data
-    keys = [p.train.keys.setting_free for p in populations]
+    keys = [populations[i].train.keys.setting_free for i in (0, 1)]
     assert keys[0] == keys[1]  # the levels differ only in their env setting
     builder = shared_pool_builder(keys[0], populations[0].train.env)
     assert builder is shared_pool_builder(keys[1], populations[1].train.env)
