@@ -235,11 +235,14 @@ def worlds_override(args: Any) -> None:
 def pretrained_line(card: dict[str, Any]) -> str:
     """What `hivex evaluate --pretrained` says of the policy before playing it: its training and the greedy
     return its card holds on the held-out worlds (this evaluation of those worlds gives it again)."""
+    # imported when run, not at the top: keeps the command's start (--help, argument errors) fast
+    from baselines.pretrained_policies.build import seed_text
+
     held = card.get("held_out", {})
     greedy = held.get("mean_return", {}).get("greedy")
     return (
         f"pretrained {card['name']}: {card['algo'].upper()} on {card['env_id']}, {card['env_steps']:,} env "
-        f"steps, seed {card['training']['seed_index']} of its 5-seed suite run"
+        f"steps, seed {seed_text(card['training'])}"
         + (f"; its card: greedy {greedy:.1f} on worlds {held['worlds']}" if greedy is not None else "")
     )
 

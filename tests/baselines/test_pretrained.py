@@ -242,3 +242,23 @@ def test_one_seed_tries_stop_at_the_first_in_the_middle_half(tmp_path, monkeypat
     assert cell.is_trained()
     assert cell.record() == "built ippo_dbr from ippo_dbr_seed2: seed 0, greedy 0.800 of scripted"
     assert built == [out / "ippo_dbr_seed2"]
+
+
+@pytest.mark.slow  # 37 s on the loaded 2-core CPU: the held-out program and rliable's bootstrap
+def test_hivex_evaluate_pretrained_plays_the_cards_check(tmp_path, capsys):
+    """`hivex evaluate --pretrained wfc` on the check's worlds and episode length: its greedy per-world
+    returns are the card's check figures (the command's held-out program and the check's rollout agree),
+    and it says which policy it plays."""
+    from hivex_jax.cli import main
+
+    card = SHIPPED[FEED_FORWARD]
+    check = json.loads((DATA_DIR / card["card"]).read_text())["check"]
+    out = tmp_path / "eval.json"
+    worlds = ",".join(str(w) for w in check["worlds"])
+    argv = ["evaluate", "--pretrained", "wfc", "--worlds", worlds, "--steps", str(check["num_steps"])]
+    assert main([*argv, "--no-baselines", "--out", str(out)]) == 0
+    assert "pretrained ippo_wfc: IPPO on WindFarmControl-v0" in capsys.readouterr().out
+    results = json.loads(out.read_text())
+    assert results["pretrained"] == FEED_FORWARD and results["num_seeds"] == 1
+    greedy = [w["return_mean"] for w in results["policies"]["greedy"]["per_world"]]
+    np.testing.assert_allclose(greedy, check["greedy_returns"], rtol=check["rtol"], atol=check["atol"])
