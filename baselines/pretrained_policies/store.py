@@ -178,7 +178,7 @@ def read_weights(path: Path, name: str, template: dict[str, Any]) -> dict[str, A
     return serialization.from_state_dict(template, arrays)
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, eq=False)  # compared and hashed by identity: it holds arrays
 class Pretrained:
     """A shipped policy: its parameters, its card and the actor that runs them.
 
