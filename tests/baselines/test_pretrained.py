@@ -150,17 +150,26 @@ def test_a_damaged_file_is_one_line_naming_it(tmp_path):
         load("wfc", "ippo", data_dir=data)
 
 
-def test_weights_that_do_not_fit_the_card_are_one_line(tmp_path):
-    """Weights of another shape, their checksum made right: named as not fitting the card's network."""
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (weights_bytes({"actor": {"params": {"Dense_0": {"kernel": np.zeros((2, 2), np.float32)}}}}),
+         "does not fit the network its card describes"),
+        (b"\xc1 not msgpack", "is not readable weights"),
+    ],
+    ids=["other-shapes", "not-msgpack"],
+)  # fmt: skip
+def test_weights_that_do_not_fit_the_card_are_one_line(tmp_path, content, message):
+    """Weights of other shapes, or bytes that are not flax msgpack, their checksum made right: one line."""
     data = shipped_copy(tmp_path, [FEED_FORWARD])
     entry = SHIPPED[FEED_FORWARD]
-    wrong = {"actor": {"params": {"Dense_0": {"kernel": np.zeros((2, 2), np.float32)}}}}
-    (data / entry["weights"]).write_bytes(weights_bytes(wrong))
+    (data / entry["weights"]).write_bytes(content)
     manifest = json.loads((data / MANIFEST).read_text())
     manifest["policies"][FEED_FORWARD]["sha256"][entry["weights"]] = sha256_file(data / entry["weights"])
     (data / MANIFEST).write_text(json.dumps(manifest))
-    with pytest.raises(PretrainedError, match="does not fit the network its card describes"):
+    with pytest.raises(PretrainedError, match=message) as info:
         load("wfc", "ippo", data_dir=data)
+    assert "\n" not in str(info.value) and str(data / entry["weights"]) in str(info.value)
 
 
 def test_unknown_env_or_algo_lists_what_exists(tmp_path):
