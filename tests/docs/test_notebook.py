@@ -31,9 +31,9 @@ def test_the_quickstart_runs_top_to_bottom(tmp_path):
     client = nbclient.NotebookClient(
         notebook, timeout=540, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
     )
-    # the kernel's own environment: jaxlib 0.10 can deadlock on 2-core CPUs unless PJRT_NPROC=1 is set
-    # before jax starts a backend
-    client.execute(env={**os.environ, "PJRT_NPROC": "1"})
+    # the kernel inherits this process's environment, where tests/conftest.py set PJRT_NPROC before jax
+    # started (jaxlib 0.10 can deadlock on 2-core CPUs without it)
+    client.execute(env=dict(os.environ))
 
     outputs = [output for cell in notebook.cells if cell.cell_type == "code" for output in cell.outputs]
     assert not [output for output in outputs if output.output_type == "error"]
