@@ -40,8 +40,8 @@ from baselines.run.files import (
 )
 from baselines.run.fused_plan import settings_differ
 from baselines.run.fused_population import FusedPopulation
-from baselines.run.loggers import Logger, NoLogger, check_logger, final_values, log_chunk, open_logger
 from baselines.run.guards import NonFiniteError, first_nonfinite, stop_nonfinite
+from baselines.run.loggers import Logger, NoLogger, check_logger, final_values, log_chunk, open_logger
 from baselines.run.population import Population, get_population
 from baselines.run.runner import (
     check_resume_processes,
@@ -131,9 +131,9 @@ def run_fused(
 
     main = jax.process_index() == 0  # process 0 prints and writes the members' folders
     if not main:
+        log, progress = _quiet, False
     for member_config in configs:  # a logger whose package is missing: one line before anything compiles
         check_logger(member_config)
-        log, progress = _quiet, False
     populations = populations or [None] * len(configs)
     members = [p if p is not None else get_population(c) for c, p in zip(configs, populations, strict=True)]
     # each member's own config: a cached population serves every config that computes the same (run keys
@@ -180,12 +180,12 @@ def run_fused(
             evaluations.append(get_evaluation(member, member_config.test_worlds))
     state, start_chunk, wall_before = population.init(), 0, 0.0
     if resume:
+        state, start_chunk, wall_before = resume_members(population, members, run_dirs, csvs, log)
     trackers: list[Logger] = []  # each member's experiment logger (its config's `logger`)
     for member_config, run_dir in zip(run_configs, run_dirs, strict=True):
         first_update = start_chunk * config.chunk_updates
         trackers.append(open_logger(member_config, run_dir, first_update, log) if main else NoLogger())
         trackers[-1].log_config(member_config.to_dict())
-        state, start_chunk, wall_before = resume_members(population, members, run_dirs, csvs, log)
     log(
         f"{len(configs)} members x {config.num_seeds} seeds in one program "
         f"({population.rows} rows x {config.num_envs} envs); compiled in {compile_s:.1f} s"
@@ -236,12 +236,12 @@ def run_fused(
                     if finished or reached is not None:  # the state its final evaluation plays
                         final_tests[m] = tests
             if main:
+                csvs[m].append(chunk * config.chunk_updates, config.steps_per_update, wall, metrics)
                 log_chunk(
                     trackers[m], chunk * config.chunk_updates, config.steps_per_update, metrics, csvs[m].names
                 )
             if m in diverged:  # its last rows logged; nothing more is recorded
                 trackers[m].close()
-                csvs[m].append(chunk * config.chunk_updates, config.steps_per_update, wall, metrics)
             every = run_configs[m].checkpoint_every
             stop = reached is not None
             if nonfinite is None and ((every and (chunk + 1) % every == 0) or finished or stop):
@@ -292,9 +292,9 @@ def run_fused(
             }
         results = final_evaluation(
             run_dirs[m], run_configs[m], member, evaluations[m], member_state, final_tests.get(m)
+        )
         trackers[m].log_final(final_values(results))
         trackers[m].close()
-        )
         if main:
             write_summary(run_dirs[m], summary)
         out.append({**summary, "eval": results})
