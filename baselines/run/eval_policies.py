@@ -79,13 +79,14 @@ def trained_policy(train: Train, greedy: bool) -> rollout.Policy:
 
 
 def greedy_or_stochastic(train: Train) -> rollout.Policy:
-    """Policy over `(params, greedy: bool[])`: one compiled program scores both variants."""
+    """Policy over `(params, greedy: bool[])`: one compiled program scores both variants, the actor run
+    once per step for both (its mode or a sample of it, picked per row)."""
 
     def policy(params_and_flag, key, obs, state):
         params, greedy = params_and_flag
-        if train.policy_step is None:
-            mode, sample = train.act(params, obs, key, True), train.act(params, obs, key, False)
-            return jax.tree.map(lambda a, b: jnp.where(greedy, a, b), mode, sample)
+        if train.policy_step is None:  # what `train.act` computes for either flag, the actor once
+            _, dist = train.policy.step(params, obs, None, None)
+            return jax.tree.map(lambda a, b: jnp.where(greedy, a, b), dist.mode(), dist.sample(key))
         dist, hidden = _recurrent_step(train, params, obs, state)
         mode, sample = dist.mode(), dist.sample(key)
         return {**jax.tree.map(lambda a, b: jnp.where(greedy, a, b), mode, sample), "memory": hidden}
