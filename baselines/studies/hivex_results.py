@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from baselines.cli import sweep as cli_sweep
 from baselines.config import PPOConfig, load_config, saved_config_changes, validate_env
@@ -320,6 +322,15 @@ def config_changes(now: dict, ran: dict) -> dict[str, list]:
     }
 
 
+def _nan_as_none(value: Any) -> Any:
+    """`value` with every NaN float (an event never seen has no first decision) as None: JSON's null."""
+    if isinstance(value, dict):
+        return {k: _nan_as_none(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_nan_as_none(v) for v in value]
+    return None if isinstance(value, float) and math.isnan(value) else value
+
+
 def variant_record(cell: Cell, run_dir: Path, name: str, evidence: dict | None = None) -> dict | None:
     """The record of a run of `cell` with another budget or trainer setting (`results_variants`): the cell
     record of its folder (None without results), `variant` (its `name` and `changes`, the learning keys
@@ -338,7 +349,7 @@ def variant_record(cell: Cell, run_dir: Path, name: str, evidence: dict | None =
                 f"the evidence file has no task {cell.task} (tasks: {sorted(evidence.get('tasks', {}))})"
             )
         header = {k: v for k, v in evidence.items() if k not in ("tasks", "runs")}
-        record["evidence"] = {**header, "policies": policies}
+        record["evidence"] = _nan_as_none({**header, "policies": policies})
     return record
 
 

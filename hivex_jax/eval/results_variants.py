@@ -28,6 +28,20 @@ VARIANTS_DIR = "larger_budget"
 LEARNED_SCORE = 0.1
 #: the trained policies' names in a variant's evidence, in the order the evidence table shows them
 TRAINED = ("greedy", "stochastic")
+#: the evidence table's order of policies (others after them, by name)
+POLICY_ORDER = ("random", "scripted", "zero action", *TRAINED)
+#: the evidence table's order of events (`scripts/dbr_subtask_evidence.py`'s EVENTS; records keep keys sorted)
+EVENT_ORDER = (
+    "seed pick-up",
+    "paid pick-up",
+    "drop",
+    "valid drop",
+    "drop success",
+    "running-back paid",
+    "return paid",
+    "recharge",
+    "out of energy",
+)
 
 
 def variant_cell(record: Mapping[str, Any]) -> Cell:
@@ -74,11 +88,15 @@ def learned_text(record: Mapping[str, Any] | None) -> str:
 
 
 def _trained(record: Mapping[str, Any] | None) -> str:
-    """ "greedy / stochastic" held-out mean (± CI over seeds) of a record, "—" without one."""
+    """ "greedy / stochastic" held-out mean (± CI over seeds; the mean alone for one seed) of a record, "—"
+    without one."""
     held = (record or {}).get("held_out")
     if not held:
         return "—"
-    return " / ".join(fmt_mean_ci(held["policies"][p]["summary"]) for p in TRAINED)
+    summaries = [held["policies"][p]["summary"] for p in TRAINED]
+    if all(s.get("num_seeds", 1) == 1 for s in summaries):
+        return " / ".join(fmt_value(s["mean"]) for s in summaries)
+    return " / ".join(fmt_mean_ci(s) for s in summaries)
 
 
 def variant_table(variants: list[dict[str, Any]], results: Mapping[Cell, Mapping[str, Any]]) -> list[str]:
@@ -107,14 +125,30 @@ def variant_table(variants: list[dict[str, Any]], results: Mapping[Cell, Mapping
 
 
 def evidence_events(variants: list[dict[str, Any]]) -> list[str]:
-    """The events some policy of some variant's evidence sees at least once, in the evidence's order."""
+    """The events some policy of some variant's evidence sees at least once (`EVENT_ORDER`, then others by
+    name), less those whose counts repeat an earlier shown event's in every row."""
+    summaries = [s for r in variants for s in r.get("evidence", {}).get("policies", {}).values()]
+    seen = {n for s in summaries for n, c in s["events"].items() if c["per_episode"] > 0}
     names: list[str] = []
-    for record in variants:
-        for summary in record.get("evidence", {}).get("policies", {}).values():
-            for name, counts in summary["events"].items():
-                if counts["per_episode"] > 0 and name not in names:
-                    names.append(name)
+    for name in sorted(
+        seen, key=lambda n: (EVENT_ORDER.index(n) if n in EVENT_ORDER else len(EVENT_ORDER), n)
+    ):
+        repeats = any(all(_counts(s, name) == _counts(s, other) for s in summaries) for other in names)
+        if not repeats:
+            names.append(name)
     return names
+
+
+def _counts(summary: Mapping[str, Any], event: str) -> tuple[float, float]:
+    """An event's (mean count, share of drone-episodes with one) in one policy's evidence (0 if absent)."""
+    counts = summary["events"].get(event, {})
+    return counts.get("per_episode", 0.0), counts.get("episodes_with", 0.0)
+
+
+def _policies(evidence: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
+    """An evidence block's policies in `POLICY_ORDER` (others after them, by name)."""
+    rank = {name: i for i, name in enumerate(POLICY_ORDER)}
+    return sorted(evidence["policies"].items(), key=lambda kv: (rank.get(kv[0], len(rank)), kv[0]))
 
 
 def evidence_table(variants: list[dict[str, Any]]) -> list[str]:
@@ -136,7 +170,7 @@ def evidence_table(variants: list[dict[str, Any]]) -> list[str]:
     ]
     for record in with_evidence:
         task = record["cell"]["task"]
-        for policy, summary in record["evidence"]["policies"].items():
+        for policy, summary in _policies(record["evidence"]):
             name = f"trained {policy} ({record['variant']['name']})" if policy in TRAINED else policy
             counts = [summary["events"].get(e, {"per_episode": 0.0, "episodes_with": 0.0}) for e in events]
             drop = summary["events"].get("drop", {}).get("first_step")
@@ -183,7 +217,9 @@ def variant_lines(
             f"What each policy does, per drone and episode (`python scripts/dbr_subtask_evidence.py`: level "
             f"{evidence.get('level', '—')}, worlds {evidence.get('worlds', '—')}, the held-out episodes' "
             "keys; the discounted return is what PPO maximises; an event's count is its steps, its share the "
-            "drone-episodes with at least one; the trained policy is the variant's):",
+            "drone-episodes with at least one; the trained policy is the variant's, played by another "
+            "compiled program than the held-out evaluation's, so its returns can differ from the table's by "
+            "a few percent where float rounding moves an episode's events):",
             "",
             *rows,
             "",

@@ -50,15 +50,21 @@ def _variant(task=2, greedy=300.0, stochastic=250.0, evidence=True):
             "worlds": "6000:6032",
             "gammas": [0.99, 0.999],
             "policies": {
+                "greedy": {
+                    "return": 300.0,
+                    "discounted_returns": {"0.99": 90.0, "0.999": 250.0},
+                    "events": _events(
+                        {
+                            "paid pick-up": (3.0, 1.0, 20.0),
+                            "drop": (2.5, 0.75, 50.0),
+                            "drop success": (2.5, 0.75, 50.0),  # = drop in every row: no column of its own
+                        }
+                    ),
+                },
                 "random": {
                     "return": 0.04,
                     "discounted_returns": {"0.99": 0.5, "0.999": 0.1},
                     "events": _events({"paid pick-up": (0.01, 0.01, 200.0)}),
-                },
-                "greedy": {
-                    "return": 300.0,
-                    "discounted_returns": {"0.99": 90.0, "0.999": 250.0},
-                    "events": _events({"paid pick-up": (3.0, 1.0, 20.0), "drop": (2.5, 0.75, 50.0)}),
                 },
             },
         }
@@ -90,7 +96,7 @@ def test_variant_table_puts_the_variant_beside_its_comparable_cell():
     assert len(rows) == 3
     columns = [c.strip() for c in rows[2].strip("|").split("|")]
     assert columns[:5] == ["2", "1", "x4", "num_seeds 3 → 1; total_env_steps 409,600 → 1,638,400 (×4)", "1"]
-    assert columns[5] == "300.0 (one seed: no interval) / 250.0 (one seed: no interval)"
+    assert columns[5] == "300.0 / 250.0"  # one seed: the means alone
     assert columns[6] == "5.000 ± 5.000 / 7.000 ± 5.000"
     assert columns[7] == "400.0 / 0.0"
     assert columns[8] == "0.75 / 0.62"
@@ -114,6 +120,7 @@ def test_evidence_table_shows_the_events_some_policy_sees():
         "drop: count (share)",
         "first drop (decision)",
     ]
+    # baselines first, trained policies after them, whatever the record's key order
     random_row = [c.strip() for c in rows[2].strip("|").split("|")]
     assert random_row == ["2", "random", "0.040", "0.500", "0.100", "0.01 (1%)", "0.00 (0%)", "—"]
     greedy_row = [c.strip() for c in rows[3].strip("|").split("|")]
@@ -188,3 +195,13 @@ def test_variant_sorting_is_by_task_then_name(tmp_path):
         (3, "gamma999"),
         (6, "x2"),
     ]
+
+
+def test_evidence_event_order_is_the_scripts():
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+    import dbr_subtask_evidence
+
+    assert results_variants.EVENT_ORDER == tuple(dbr_subtask_evidence.EVENTS)
