@@ -38,8 +38,10 @@ HELD_OUT_WORLDS = "6000:6032"
 #: the card's check: greedy returns on these worlds in episodes cut at CHECK_STEPS decisions
 CHECK_WORLDS = (6000, 6001)
 CHECK_STEPS = 100
-#: the check's tolerance (numpy `allclose`): another XLA build or compile flags round floats otherwise
-CHECK_RTOL, CHECK_ATOL = 1e-3, 1e-2
+#: the check's tolerance (numpy `allclose`): other XLA compile flags or CPUs round floats otherwise, and where
+#: the env has discrete events a rounding can move one by a step (ippo_aws, world 6000: 0.48 % between the
+#: build's compile flags and the default test selection's)
+CHECK_RTOL, CHECK_ATOL = 0.02, 0.1
 #: docs/pretrained.md's generated table sits between these
 MARKER_START, MARKER_END = "<!-- pretrained:start -->", "<!-- pretrained:end -->"
 
