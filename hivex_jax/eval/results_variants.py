@@ -103,7 +103,7 @@ def variant_table(variants: list[dict[str, Any]], results: Mapping[Cell, Mapping
     """The table of an env's variants, each beside its comparable cell (`results`: the cells' records as
     the page reads them)."""
     out = [
-        "| task | level | variant | what differs from the cell's config | seeds "
+        "| subtask | level | variant | what differs from the cell's config | seeds "
         "| held-out greedy / stochastic | the cell: greedy / stochastic | scripted / random (held-out) "
         "| normalised score (greedy / stochastic) | learns? variant / cell |",
         "|---|---|---|---|---|---|---|---|---|---|",
@@ -162,7 +162,7 @@ def evidence_table(variants: list[dict[str, Any]]) -> list[str]:
     events = evidence_events(with_evidence)
     gammas = [str(g) for g in with_evidence[0]["evidence"].get("gammas", [])]
     out = [
-        "| task | policy | return | "
+        "| subtask | policy | return | "
         + "".join(f"discounted, γ {g} | " for g in gammas)
         + " | ".join(f"{e}: count (share)" for e in events)
         + " | first drop (decision) |",

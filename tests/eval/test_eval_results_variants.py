@@ -5,7 +5,7 @@ records; the records sit beside the cells' without counting as cells; `record-va
 import json
 
 from baselines.studies.hivex_results import config_changes
-from hivex_jax.eval import hivex_records, results_sections, results_variants
+from hivex_jax.eval import hivex_records, results_page, results_sections, results_variants
 from hivex_jax.eval.hivex_cells import Cell
 
 DBR = "DroneBasedReforestation-v0"
@@ -111,7 +111,7 @@ def test_evidence_table_shows_the_events_some_policy_sees():
     head = [c.strip() for c in rows[0].strip("|").split("|")]
     # seed pick-up, valid drop, drop success: never seen by any row, so no column
     assert head == [
-        "task",
+        "subtask",
         "policy",
         "return",
         "discounted, γ 0.99",
@@ -172,6 +172,8 @@ def test_env_section_shows_the_variants_and_records_beside_cells_are_not_cells(t
     section = "\n".join(results_sections.env_section(DBR, {}, variants=loaded))
     assert "### Subtasks at a larger budget" in section
     assert section.index("### Subtasks at a larger budget") < section.index("### Logged statistics")
+    # the page's cell parser (which guards against vanishing cells) reads no variant or evidence row as a cell
+    assert results_page.measured_cells(section) == []
     assert "### Subtasks at a larger budget" not in "\n".join(results_sections.env_section(DBR, {}))
 
 
