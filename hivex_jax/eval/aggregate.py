@@ -11,11 +11,11 @@ there is none (every resample is the same run), so its `ci95` is None and tables
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
 
+from hivex_jax.eval.rliable_compat import rliable_modules, seeded_global_numpy
 from hivex_jax.eval.score import (
     ABSOLUTE_MIN_GAP,
     DEFINITION,
@@ -39,63 +39,6 @@ METRICS = ("iqm", "mean", "median", "optimality_gap")
 #: 50000; raise it for a paper) and seeded so the same results give the same intervals
 DEFAULT_REPS = 2000
 DEFAULT_SEED = 0
-
-
-def _arch_predates_pandas_3() -> bool:
-    """True where arch < 8 meets pandas >= 3: rliable 1.2 pins arch < 8, and arch 7's GARCH module (imported
-    by `arch.bootstrap`) calls pandas' private `deprecate_kwarg` with its pre-3.0 signature."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return int(version("pandas").split(".")[0]) >= 3 and int(version("arch").split(".")[0]) < 8
-    except (PackageNotFoundError, ValueError):
-        return False
-
-
-@contextmanager
-def _pandas_3_deprecate_kwarg_shim():
-    """While arch is imported: accept `deprecate_kwarg(old, new)` (pandas < 3) as pandas 3's
-    `deprecate_kwarg(FutureWarning, old, new)`. Only that one decorator of arch's GARCH plots uses it."""
-    import pandas.util._decorators as decorators
-
-    original = decorators.deprecate_kwarg
-
-    def compatible(*args: Any, **kwargs: Any) -> Any:
-        if args and isinstance(args[0], str):
-            return original(FutureWarning, *args, **kwargs)
-        return original(*args, **kwargs)
-
-    decorators.deprecate_kwarg = compatible
-    try:
-        yield
-    finally:
-        decorators.deprecate_kwarg = original
-
-
-def _rliable() -> tuple[Any, Any]:
-    """rliable's `library` and `metrics` modules, or an ImportError naming the extra that installs them."""
-    try:
-        if _arch_predates_pandas_3():
-            with _pandas_3_deprecate_kwarg_shim():
-                from rliable import library, metrics
-        else:
-            from rliable import library, metrics
-    except ImportError as exc:  # pragma: no cover - exercised only without the extra
-        raise ImportError(
-            "robust aggregates need rliable: pip install 'hivex-jax[stats]' (or pip install rliable)"
-        ) from exc
-    return library, metrics
-
-
-@contextmanager
-def _seeded(seed: int):
-    """rliable draws its bootstrap indices from numpy's global generator: seed it, then restore it."""
-    saved = np.random.get_state()
-    np.random.seed(seed)
-    try:
-        yield
-    finally:
-        np.random.set_state(saved)
 
 
 # --------------------------------------------------------------------------------------- normalisation
@@ -150,7 +93,7 @@ def score_matrix(columns: Mapping[tuple, np.ndarray]) -> np.ndarray:
 def _metric_functions(normalised: bool) -> dict[str, Callable[[np.ndarray], float]]:
     """The aggregate functions; the optimality gap (shortfall from score 1 = scripted) only on normalised
     scores, where 1 means something."""
-    _, metrics = _rliable()
+    _, metrics = rliable_modules()
     functions = {
         "iqm": _iqm,
         "mean": metrics.aggregate_mean,
@@ -182,14 +125,14 @@ def aggregate_intervals(
 ) -> dict[str, dict[str, dict[str, Any]]]:
     """`{name: {metric: {"point": x, "ci95": [lo, hi]}}}` for each `f64[runs, columns]` score matrix;
     `"ci95": None` for a matrix of one run (one seed: no interval)."""
-    library, _ = _rliable()
+    library, _ = rliable_modules()
     functions = _metric_functions(normalised)
 
     def all_metrics(scores: np.ndarray) -> np.ndarray:
         return np.array([f(scores) for f in functions.values()])
 
     matrices = {k: np.asarray(v, np.float64) for k, v in score_dict.items()}
-    with _seeded(seed):
+    with seeded_global_numpy(seed):
         points, intervals = library.get_interval_estimates(matrices, all_metrics, reps=reps)
     return {
         name: {
@@ -217,11 +160,11 @@ def probability_of_improvement(
     """P(X > Y) for `[runs_x, columns]` vs `[runs_y, columns]` on the same columns, averaged over
     columns (rliable; ties count one half), with its stratified-bootstrap 95% CI (None when both have one
     run)."""
-    library, metrics = _rliable()
+    library, metrics = rliable_modules()
     x, y = np.asarray(scores_x, np.float64), np.asarray(scores_y, np.float64)
     if x.shape[1] != y.shape[1]:
         raise ValueError(f"probability of improvement needs the same columns: {x.shape[1]} vs {y.shape[1]}")
-    with _seeded(seed):
+    with seeded_global_numpy(seed):
         _, intervals = library.get_interval_estimates(
             {"x,y": [x, y]}, lambda a, b: np.array([pairwise_improvement(a, b)]), reps=reps
         )
@@ -243,13 +186,13 @@ def performance_profiles(
     """Score distributions: for thresholds `tau` spanning every score, the fraction of (run, column)
     scores above `tau` per name, with stratified-bootstrap 95% CIs (`{"tau", name: {...}}`; the bounds
     None for a name with one run)."""
-    library, _ = _rliable()
+    library, _ = rliable_modules()
     matrices = {k: np.asarray(v, np.float64) for k, v in score_dict.items()}
     every = np.concatenate([m.ravel() for m in matrices.values()])
     lo, hi = float(every.min()), float(every.max())
     pad = 0.05 * (hi - lo) if hi > lo else 0.5
     taus = np.linspace(lo - pad, hi + pad, num_taus)
-    with _seeded(seed):
+    with seeded_global_numpy(seed):
         profiles, intervals = library.create_performance_profile(
             matrices, taus, custom_profile_func=_score_distribution, reps=reps
         )

@@ -8,6 +8,7 @@ import pytest
 from fake_results import fake_results
 
 from hivex_jax.eval import aggregate as ag
+from hivex_jax.eval.rliable_compat import rliable_modules, seeded_global_numpy
 from hivex_jax.eval.score import SCRIPTED_NOT_ABOVE_RANDOM
 from hivex_jax.eval.stats import iqm
 
@@ -86,7 +87,7 @@ def test_probability_of_improvement_dominating_and_identical():
 
 
 def test_vectorised_improvement_equals_rliables_on_ties_and_unequal_runs():
-    _, metrics = ag._rliable()
+    _, metrics = rliable_modules()
     rng = np.random.default_rng(3)
     x, y = np.round(rng.normal(size=(5, 7))), np.round(rng.normal(size=(3, 7)))  # rounding makes ties
     y[:, 0] = x[:3, 0]
@@ -194,7 +195,7 @@ def test_fast_iqm_and_score_distribution_are_rliables_bit_for_bit():
     """The per-replicate IQM and score distribution (`_iqm`, `_score_distribution`) return exactly what
     rliable's `aggregate_iqm` and `score_distributions` return, ties included, and a performance profile
     built with them equals rliable's own, intervals and all."""
-    library, metrics = ag._rliable()  # rliable imported through the project's pandas-3 shim
+    library, metrics = rliable_modules()  # rliable imported through the project's pandas-3 shim
     rng = np.random.default_rng(3)
     for shape in [(3, 32), (5, 7), (1, 1), (2, 50)]:
         scores = np.round(rng.normal(size=shape), 1)  # rounded: many ties, some on the thresholds
@@ -203,7 +204,7 @@ def test_fast_iqm_and_score_distribution_are_rliables_bit_for_bit():
         assert np.array_equal(ag._score_distribution(scores, taus), library.score_distributions(scores, taus))
     matrices = {"a": np.round(rng.normal(size=(3, 8)), 1), "b": np.round(rng.normal(size=(3, 8)), 1)}
     got = ag.performance_profiles(matrices, num_taus=9, reps=REPS, seed=0)
-    with ag._seeded(0):  # rliable's own profile at the thresholds it chose
+    with seeded_global_numpy(0):  # rliable's own profile at the thresholds it chose
         expected = library.create_performance_profile(matrices, np.array(got["tau"]), reps=REPS)
     for name in matrices:
         assert got[name]["fraction_above"] == np.asarray(expected[0][name]).tolist()
