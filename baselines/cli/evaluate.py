@@ -154,7 +154,7 @@ def _evaluate(args: Any) -> int:
         raise UserError("--world-files and --worlds stress belong to the held-out protocol")
     if args.world_files or args.worlds == "stress" or config.test_worlds == "stress":
         # imported when run, not at the top: keeps the command's start (--help, argument errors) fast
-        from baselines.run.evaluation import world_setting
+        from baselines.run.eval_worlds import world_setting
 
         world_setting(evaluated, args.worlds or config.test_worlds, args.world_files)  # no stress worlds
     if args.protocol == "hivex":

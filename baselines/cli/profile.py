@@ -85,7 +85,8 @@ class UpdateProfile:
 
     def __init__(self, config: Any, evaluate: bool = True):
         # imported when run, not at the top: keeps the command's start (--help, argument errors) fast
-        from baselines.core.ppo import make_train, ppo_epochs, trainable
+        from baselines.core.ppo import make_train
+        from baselines.core.ppo_update import ppo_epochs, trainable
         from baselines.run.population import Population
 
         self.config = config

@@ -33,7 +33,6 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
-import optax
 from flax import struct
 
 from baselines.config import (
@@ -52,16 +51,10 @@ from baselines.core import extensions
 from baselines.core import member as members
 from baselines.core.inputs import CriticInput, ObsNormalization, ReturnScaler
 from baselines.core.inputs import critic_inputs as critic_inputs  # re-exported: MAPPO's critic input
-from baselines.core.kernels import (
-    ReturnScaling,
-    example_obs,
-    finite_flags,
-    make_optimizer,
-    ppo_loss,
-    rollout_metrics,
-)
+from baselines.core.kernels import ReturnScaling, example_obs, finite_flags, make_optimizer, rollout_metrics
 from baselines.core.networks import make_critic
-from baselines.core.policy import PolicyMemory, action_readout, make_policy
+from baselines.core.policy import PolicyMemory, make_policy
+from baselines.core.ppo_update import make_loss, minibatch_update, ppo_epochs, trainable
 from baselines.core.program_cache import ProgramKeys
 from baselines.core.training_env import TrainingEnv
 from baselines.core.value_heads import ValueHeads
@@ -137,48 +130,6 @@ class Train:
     # the config's cache keys (`baselines.core.program_cache`): the population, the training env and the
     # evaluations key their compiled programs with these instead of reading the config again
     keys: ProgramKeys | None = None
-
-
-def trainable(params: dict) -> dict:
-    """The parameters the optimiser updates (not the running stats)."""
-    return {"actor": params["actor"], "critic": params["critic"]}
-
-
-def minibatch_update(loss: Callable[[dict, tuple], tuple[jax.Array, dict]], optimizer: Any) -> Callable:
-    """One optimiser step on `loss(params, minibatch) -> (loss, metrics)`: the scan body
-    `((params, opt_state), minibatch) -> ((params, opt_state), metrics)`."""
-
-    def step(carry: tuple, minibatch: tuple) -> tuple[tuple, dict]:
-        params, opt_state = carry
-        grads, metrics = jax.grad(loss, has_aux=True)(params, minibatch)
-        updates, opt_state = optimizer.update(grads, opt_state, params)
-        return (optax.apply_updates(params, updates), opt_state), metrics
-
-    return step
-
-
-def ppo_epochs(
-    step: Callable,
-    policy: Any,
-    update_epochs: int,
-    num_minibatches: int,
-    params: dict,
-    opt_state: Any,
-    key: jax.Array,
-    batch: tuple,
-) -> tuple[tuple[dict, Any], dict]:
-    """`update_epochs` epochs of `num_minibatches` `step`s over `batch` (`policy.batch` of a rollout),
-    reshuffled each epoch: `((params, opt_state), metrics [E, M])`."""
-
-    def epoch(carry: tuple, _: Any) -> tuple[tuple, dict]:
-        params, opt_state, key = carry
-        key, k_shuffle = jax.random.split(key)
-        minibatches = policy.minibatches(k_shuffle, batch, num_minibatches)
-        (params, opt_state), metrics = jax.lax.scan(step, (params, opt_state), minibatches)
-        return (params, opt_state, key), metrics
-
-    (params, opt_state, _), metrics = jax.lax.scan(epoch, (params, opt_state, key), None, update_epochs)
-    return (params, opt_state), metrics
 
 
 # -------------------------------------------------------------------------------------- the trainer
@@ -298,44 +249,9 @@ def make_train(
         """`num_steps` env steps: the trajectory `[T, N, A, ...]` and the finished-episode records."""
         return jax.lax.scan(lambda r, x: env_step(r, x, member), runner, None, num_steps)
 
-    # ------------------------------------------------------------------------------------ loss
-    def readout(dist: Any, action: dict, extras: dict) -> tuple:
-        """Per (replayed) step: log_prob, the entropy parts, then each auxiliary loss's readout."""
-        return (
-            *action_readout(dist, action, extras),
-            *(aux.readout(dist, extras) for aux in auxiliary_losses),
-        )
-
-    def loss_fn(
-        params: dict, obs_norm: Any, minibatch: tuple, coefficients: tuple, member: dict | None = None
-    ) -> tuple[jax.Array, dict]:
-        """PPO's clipped loss on a minibatch (the policy's layout: flat steps or whole sequences), plus
-        each auxiliary loss's term weighted by its `coefficients` entry."""
-        views = {} if obs_norm is None else {"obs_norm": obs_norm}  # the stats the rollout acted with
-        (traj, advantages, targets), out = policy.replay({**views, **params}, minibatch, readout)
-        log_prob, entropy_continuous, entropy_discrete, *aux_out = out
-        loss, metrics = ppo_loss(
-            log_prob,
-            traj.log_prob,
-            advantages,
-            entropy_continuous + entropy_discrete,
-            critic.apply(params, normalization.critic_view(views, critic_input.of(traj))),
-            traj.value,
-            targets,
-            traj.active,
-            data(member, "clip_eps"),
-            data(member, "clip_value_eps"),
-            data(member, "vf_coef"),
-            data(member, "ent_coef"),
-            normalize_advantages,
-            members.entropy_bonus(scalars, entropy_continuous, entropy_discrete, member),
-            value_clipping=scalars.clip_value_eps > 0,
-        )
-        for aux, coefficient, aux_readout in zip(auxiliary_losses, coefficients, aux_out, strict=True):
-            term, aux_metrics = aux.loss(coefficient, aux_readout, traj)
-            loss = loss + term
-            metrics = {**metrics, "loss": loss, **aux_metrics}
-        return loss, metrics
+    loss_fn = make_loss(
+        policy, critic, normalization, critic_input, auxiliary_losses, data, scalars, normalize_advantages
+    )
 
     # ---------------------------------------------------- one update: rollout, GAE, PPO epochs
     def advantages(runner: RunnerState, traj: Transition, member: dict | None = None) -> tuple:

@@ -29,7 +29,8 @@ from baselines.config.values import ConfigError
 from baselines.core.program_cache import cached
 from baselines.run import checkpoint, memory
 from baselines.run.distributed import broadcast_value, check_population_divides, fetch
-from baselines.run.evaluation import HeldOutEvaluation, distinct_worlds, get_evaluation
+from baselines.run.eval_worlds import distinct_worlds
+from baselines.run.evaluation import HeldOutEvaluation, get_evaluation
 from baselines.run.files import (
     MetricsCSV,
     machine_summary,

@@ -15,22 +15,19 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
-import time
 from pathlib import Path
-from typing import Any
 
 from baselines.cli import sweep as cli_sweep
-from baselines.config import PPOConfig, load_config, saved_config_changes, validate_env
-from baselines.studies.config_fingerprint import (
-    check_record,
-    config_now,
-    defaults_of,
-    read_golden,
-    run_config,
+from baselines.config import load_config, validate_env
+from baselines.studies.hivex_configs import (
+    cell_config,
+    check_stale,
+    config_checks,
+    recorded_config,
 )
-from baselines.studies.study import ROOT, CellDone, CellError, StudyCell, hivex, run_cells, train_args
+from baselines.studies.hivex_variants import variant_record
+from baselines.studies.study import CellDone, CellError, StudyCell, hivex, run_cells, train_args
 from hivex_jax.eval.hivex_cells import (
     Cell,
     default_cells,
@@ -38,8 +35,8 @@ from hivex_jax.eval.hivex_cells import (
     parse_cells,
     train_settings,
 )
-from hivex_jax.eval.hivex_records import hivex_record, load_records
-from hivex_jax.eval.result_records import CONFIG_CHANGED, ConfigCheck, read_json, write_record
+from hivex_jax.eval.hivex_records import load_records
+from hivex_jax.eval.result_records import read_json, write_record
 from hivex_jax.eval.results_csv import CELLS_FILE, SEEDS_FILE
 from hivex_jax.eval.results_page import (
     RECORDS_DIR,
@@ -90,56 +87,6 @@ def _recorded(cell: Cell, run_dir: Path, records: str | Path, gpu: bool) -> str:
     return f"recorded in {path}" if changed else f"record {path} unchanged"
 
 
-def cell_config(cell: Cell, gpu: bool = False, configs: Path | None = None) -> Path:
-    """The shipped config a cell trains with: `configs/<algo>_<env>.yaml`, or with `gpu` its
-    `<algo>_<env>_gpu.yaml` (a `ValueError` naming it if there is none); `configs`: another folder of them."""
-    config = (configs or ROOT / "configs") / (cell.gpu_config if gpu else cell.config)
-    if not config.is_file():
-        raise ValueError(f"--gpu: {cell.label()} has no GPU config (configs/{config.name})")
-    return config
-
-
-def shipped_now(
-    cell: Cell, gpu: bool, golden: dict | None, configs: Path | None = None
-) -> tuple[PPOConfig, dict]:
-    """The config a cell would train with now, its shipped config (with `gpu` the GPU one; `configs`: another
-    folder of them) with the cell's settings, and its config block (`config_fingerprint.config_now`)."""
-    config = load_config(cell_config(cell, gpu, configs), train_settings(cell, [], gpu))
-    return config, config_now(config, f"configs/{cell.gpu_config if gpu else cell.config}", golden)
-
-
-def recorded_config(cell: Cell, run_dir: Path, gpu: bool | None = None) -> dict:
-    """The config block a cell's record keeps of its run folder (`config_fingerprint.run_config`), naming the
-    shipped config it trains with: the GPU one with `gpu`; with `gpu` None (`record`, which is not told) the
-    GPU one where the run's config is the GPU one's now, else the CPU one."""
-    golden = read_golden()
-    if gpu is None:
-        gpu_file = ROOT / "configs" / cell.gpu_config
-        ran = run_config(run_dir, "", golden)
-        gpu = (
-            gpu_file.is_file() and ran.get("fingerprint") == shipped_now(cell, True, golden)[1]["fingerprint"]
-        )
-    return run_config(run_dir, f"configs/{cell.gpu_config if gpu else cell.config}", golden)
-
-
-def config_checks(records: dict[Cell, dict], configs: Path | None = None) -> dict[Cell, ConfigCheck]:
-    """How each cell's record stands against the config the cell would train with now (`shipped_now`: the
-    shipped config its record names, the GPU one or by default the CPU one; `configs`: another folder of
-    them); a record of a GPU config that is no longer shipped is changed."""
-    golden, checks = read_golden(), {}
-    for cell, record in records.items():
-        gpu = (record.get("config") or {}).get("shipped_config") == f"configs/{cell.gpu_config}"
-        if gpu and not ((configs or ROOT / "configs") / cell.gpu_config).is_file():
-            source = record["config"].get("fingerprint_source", "")
-            checks[cell] = ConfigCheck(
-                CONFIG_CHANGED, (f"configs/{cell.gpu_config} is no longer shipped",), source
-            )
-            continue
-        config, now = shipped_now(cell, gpu, golden, configs)
-        checks[cell] = check_record(record, now, defaults_of(config))
-    return checks
-
-
 def study_cell(
     cell: Cell,
     out_dir: str | Path,
@@ -177,42 +124,6 @@ def cell_summary(run_dir: Path) -> str:
         means = {n: p["summary"]["mean"] for n, p in held["policies"].items()}
         parts.append("held-out " + ", ".join(f"{n} {v:.1f}" for n, v in means.items()))
     return "; ".join(parts)
-
-
-def stale_changes(cell: Cell, run_dir: Path, overrides: list[str], gpu: bool = False) -> list[str]:
-    """How the config a cell's run folder was trained with differs from the one it would train with now
-    (`"key saved -> now"`; [] for a fresh or current folder)."""
-    now = load_config(cell_config(cell, gpu), train_settings(cell, overrides, gpu))
-    return saved_config_changes(run_dir, now)
-
-
-def supersede(run_dir: Path) -> Path:
-    """Move a stale run folder aside, to `<env folder>/superseded/<cell folder>-<UTC time>` (nothing is
-    deleted); its new place."""
-    target = (
-        run_dir.parent / "superseded" / f"{run_dir.name}-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}"
-    )
-    target.parent.mkdir(parents=True, exist_ok=True)
-    run_dir.rename(target)
-    return target
-
-
-def check_stale(
-    cells: list[Cell], out_dir: str | Path, overrides: list[str], retrain: bool, gpu: bool = False
-) -> None:
-    """Say, one line each, which cells' run folders were trained with another config than the cell's
-    shipped one now: a finished one is kept (its record states its budget) unless `retrain`; an unfinished
-    one, or any with `retrain`, is moved aside (`supersede`) and trained afresh."""
-    for cell in cells:
-        run_dir = cell.path(out_dir)
-        changed = stale_changes(cell, run_dir, overrides, gpu)
-        if not changed:
-            continue
-        what = ", ".join(changed[:3]) + (f" and {len(changed) - 3} more" if len(changed) > 3 else "")
-        if retrain or not (run_dir / "eval.json").is_file():
-            print(f"{cell.label()}: trained with another config ({what}); moved to {supersede(run_dir)}")
-        else:
-            print(f"{cell.label()}: kept, trained with another config ({what}); --retrain-stale retrains it")
 
 
 def train_fused(
@@ -312,45 +223,6 @@ def record_main(args: argparse.Namespace) -> int:
         f"{len(done) - changed} unchanged, in {args.records}"
     )
     return 0
-
-
-def config_changes(now: dict, ran: dict) -> dict[str, list]:
-    """`{key: [now's, ran's]}` of the learning keys whose values differ between two config blocks."""
-    before, after = now.get("learning", {}), ran.get("learning", {})
-    return {
-        k: [before.get(k), after.get(k)] for k in sorted({*before, *after}) if before.get(k) != after.get(k)
-    }
-
-
-def _nan_as_none(value: Any) -> Any:
-    """`value` with every NaN float (an event never seen has no first decision) as None: JSON's null."""
-    if isinstance(value, dict):
-        return {k: _nan_as_none(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_nan_as_none(v) for v in value]
-    return None if isinstance(value, float) and math.isnan(value) else value
-
-
-def variant_record(cell: Cell, run_dir: Path, name: str, evidence: dict | None = None) -> dict | None:
-    """The record of a run of `cell` with another budget or trainer setting (`results_variants`): the cell
-    record of its folder (None without results), `variant` (its `name` and `changes`, the learning keys
-    whose value differs from the cell's config now) and, with `evidence` (`scripts/dbr_subtask_evidence.py
-    --json`), that file's header and its policies for the cell's task."""
-    golden = read_golden()
-    ran = run_config(run_dir, f"configs/{cell.config}", golden)
-    record = hivex_record(cell, run_dir, ran)
-    if record is None:
-        return None
-    record["variant"] = {"name": name, "changes": config_changes(shipped_now(cell, False, golden)[1], ran)}
-    if evidence is not None:
-        policies = evidence.get("tasks", {}).get(str(cell.task))
-        if policies is None:
-            raise ValueError(
-                f"the evidence file has no task {cell.task} (tasks: {sorted(evidence.get('tasks', {}))})"
-            )
-        header = {k: v for k, v in evidence.items() if k not in ("tasks", "runs")}
-        record["evidence"] = _nan_as_none({**header, "policies": policies})
-    return record
 
 
 def record_variant_main(args: argparse.Namespace) -> int:

@@ -99,7 +99,7 @@ def test_two_file_worlds_keep_one_seed_per_world_played(tmp_path):
 
 
 def test_the_evaluation_header_says_how_many_distinct_episodes(tmp_path):
-    from baselines.run.evaluation import distinct_worlds
+    from baselines.run.eval_worlds import distinct_worlds
     from baselines.run.files import _worlds_kind, format_results
 
     env, _ = _file_env("WildfireResourceManagement-v0", tmp_path / "w")

@@ -187,11 +187,11 @@ def test_run_gpu_trains_with_the_gpu_config_for_the_whole_budget_and_refuses_a_c
     """`run --gpu`: the cell's `<algo>_<env>_gpu.yaml` with the early stop off (after the cell's settings,
     before the user's overrides); a cell whose algo has no GPU config is refused in one line before
     anything trains."""
-    from baselines.studies import hivex_results
+    from baselines.studies import hivex_configs, hivex_results
 
     cell = hivex_cells.Cell("AerialWildfireSuppression-v0", 3, 4)
-    assert hivex_results.cell_config(cell, gpu=True).name == "ippo_aerial_wildfire_suppression_gpu.yaml"
-    assert hivex_results.cell_config(cell).name == "ippo_aerial_wildfire_suppression.yaml"
+    assert hivex_configs.cell_config(cell, gpu=True).name == "ippo_aerial_wildfire_suppression_gpu.yaml"
+    assert hivex_configs.cell_config(cell).name == "ippo_aerial_wildfire_suppression.yaml"
     settings = hivex_cells.train_settings(cell, ["stop_at_test_return=10"], gpu=True)
     assert settings[-2:] == ["stop_at_test_return=null", "stop_at_test_return=10"]
     assert "stop_at_test_return=null" not in hivex_cells.train_settings(cell, [])

@@ -16,7 +16,8 @@ from fake_results import fake_hivex_folder, fake_results
 from baselines.config import IPPOConfig, load_config
 from baselines.studies import config_backfill as backfill
 from baselines.studies import config_fingerprint as fp
-from baselines.studies import hivex_results, suite_results
+from baselines.studies import config_resolve as resolve
+from baselines.studies import hivex_configs, hivex_results, suite_results
 from hivex_jax.eval import hivex_records, results_csv, results_page, suite_table
 from hivex_jax.eval.hivex_cells import Cell, train_settings
 
@@ -114,7 +115,7 @@ def hivex_cell(tmp_path):
     config = load_config(configs / cell.config, train_settings(cell, []))
     (cell.path(runs) / "config.yaml").write_text(config.to_yaml())
     records = tmp_path / "results" / "hivex"
-    hivex_records.record_folders(runs, records, hivex_results.recorded_config)
+    hivex_records.record_folders(runs, records, hivex_configs.recorded_config)
     return cell, runs, configs, records
 
 
@@ -143,7 +144,7 @@ def test_a_record_keeps_the_config_its_run_trained_with(hivex_cell):
 
 def test_the_page_marks_a_cell_whose_shipped_config_changed_since_it_was_recorded(hivex_cell, tmp_path):
     cell, runs, configs, records = hivex_cell
-    checks = hivex_results.config_checks(hivex_records.load_records(records), configs)
+    checks = hivex_configs.config_checks(hivex_records.load_records(records), configs)
     assert checks[cell].state == "current"
     assert {c.state for k, c in checks.items() if k != cell} == {"not recorded"}  # no config.yaml there
     out = tmp_path / "page.md"
@@ -155,7 +156,7 @@ def test_the_page_marks_a_cell_whose_shipped_config_changed_since_it_was_recorde
     assert "† =" not in page
 
     _changed_copy(configs, cell.config, "ppo", "lr", "7.0e-4")
-    checks = hivex_results.config_checks(hivex_records.load_records(records), configs)
+    checks = hivex_configs.config_checks(hivex_records.load_records(records), configs)
     assert (checks[cell].state, checks[cell].changes) == ("changed", ("lr 0.001 -> 0.0007",))
     results_page.write_page(records, out, "cmd", checks=checks)
     page = out.read_text()
@@ -176,7 +177,7 @@ def test_the_page_marks_a_cell_whose_shipped_config_changed_since_it_was_recorde
 def test_a_change_to_another_cells_config_does_not_mark_this_one(hivex_cell):
     cell, runs, configs, records = hivex_cell
     _changed_copy(configs, "ippo_wildfire_resource_management.yaml", "ppo", "lr", "7.0e-4")
-    checks = hivex_results.config_checks(hivex_records.load_records(records), configs)
+    checks = hivex_configs.config_checks(hivex_records.load_records(records), configs)
     assert checks[cell].state == "current"
 
 
@@ -187,12 +188,12 @@ def test_record_names_the_gpu_config_a_run_trained_with_and_compares_with_it(hiv
     hivex_results.main(["record", "--cells", "wfc:0:1", "--out-dir", str(runs), "--records", str(records)])
     block = hivex_records.load_records(records)[cell]["config"]
     assert block["shipped_config"] == "configs/ippo_wind_farm_control_gpu.yaml"
-    assert hivex_results.config_checks(hivex_records.load_records(records), configs)[cell].state == "current"
+    assert hivex_configs.config_checks(hivex_records.load_records(records), configs)[cell].state == "current"
     _changed_copy(configs, cell.gpu_config, "ppo", "num_minibatches", "16")
-    check = hivex_results.config_checks(hivex_records.load_records(records), configs)[cell]
+    check = hivex_configs.config_checks(hivex_records.load_records(records), configs)[cell]
     assert (check.state, check.changes) == ("changed", ("num_minibatches 32 -> 16",))
     (configs / cell.gpu_config).unlink()
-    check = hivex_results.config_checks(hivex_records.load_records(records), configs)[cell]
+    check = hivex_configs.config_checks(hivex_records.load_records(records), configs)[cell]
     assert (check.state, check.changes) == (
         "changed",
         ("configs/ippo_wind_farm_control_gpu.yaml is no longer shipped",),
@@ -230,7 +231,7 @@ def test_the_suite_table_marks_a_cell_whose_shipped_config_changed(tmp_path):
 # ------------------------------------------------------------------------------------------ backfill
 def _candidate(commit: str, *overrides: str, version: str = VERSION, error: str | None = None):
     config = load_config(WFC_CONFIG, ["test_worlds=6000:6032", *overrides])
-    return backfill.Candidate(commit, config.to_dict(), config.env_steps, config.num_updates, version, error)
+    return resolve.Candidate(commit, config.to_dict(), config.env_steps, config.num_updates, version, error)
 
 
 def _old_record(**held) -> dict:
@@ -282,7 +283,7 @@ def test_backfill_takes_the_one_config_the_window_allows_or_says_why_not():
     assert chosen is None and why.endswith(f"(commit a -> b: env {VERSION} -> other)")
     # a key added in the window at its default is the same config; away from it, another
     older = _candidate("a")
-    older = backfill.Candidate(
+    older = resolve.Candidate(
         "a", {k: v for k, v in older.values.items() if k != "obs_normalization"}, *dataclass_rest(older)
     )
     chosen, why = choose(older, _candidate("b"))
@@ -357,7 +358,7 @@ def test_resolve_at_a_commit_uses_that_commits_own_code():
         "env_id": "WindFarmControl-v0",
     }
     request.update(task=1, level=4, algo="ippo")
-    got = backfill.resolve_at(REPO, "HEAD", [request], lambda env_id: False)["k"]
+    got = resolve.resolve_at(REPO, "HEAD", [request], lambda env_id: False)["k"]
     assert got.error is None and got.values is not None
     assert (got.values["task"], got.values["level"], got.values["test_worlds"]) == (1, 4, "6000:6032")
     assert got.env_steps == got.num_updates * got.values["num_envs"] * got.values["num_steps"]

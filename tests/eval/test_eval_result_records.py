@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from fake_results import FAKE_HELD_OUT_DATE, FAKE_HIVEX_CELLS, FAKE_HIVEX_DATE, fake_hivex_folder
 
-from baselines.studies import hivex_results, study
+from baselines.studies import hivex_configs, hivex_results, study
 from hivex_jax.eval import hivex_records, result_records, results_page
 from hivex_jax.eval.hivex_cells import Cell
 
@@ -144,7 +144,7 @@ def test_page_command_renders_from_records_with_their_provenance(recorded, tmp_p
     )
     assert results_page.provenance(hivex_records.load_records(records)) == line
     compute = results_page.compute_lines(hivex_records.load_records(records))
-    checks = hivex_results.config_checks(hivex_records.load_records(records))
+    checks = hivex_configs.config_checks(hivex_records.load_records(records))
     expected = results_page.render_page(
         hivex_records.load_results(runs), command, line, records, compute, checks=checks
     )
@@ -266,7 +266,7 @@ def test_run_says_which_cells_were_trained_with_another_config_and_retrains_them
     runs = tmp_path / "runs"
     cells = [Cell("DroneBasedReforestation-v0", 0, level) for level in (1, 2, 3)]
     for cell, steps, finished in zip(cells, (409_600, 819_200, 409_600), (True, True, False), strict=True):
-        config = load_config(hivex_results.ROOT / "configs" / cell.config, train_settings(cell, []))
+        config = load_config(study.ROOT / "configs" / cell.config, train_settings(cell, []))
         assert config.total_env_steps == 819_200  # the shipped DBR budget this test is written against
         cell.path(runs).mkdir(parents=True)
         (cell.path(runs) / "config.yaml").write_text(config.replace(total_env_steps=steps).to_yaml())
@@ -274,7 +274,7 @@ def test_run_says_which_cells_were_trained_with_another_config_and_retrains_them
             (cell.path(runs) / "eval.json").write_text("{}")
     stale, current, unfinished = cells
 
-    hivex_results.check_stale(cells, runs, [], retrain=False)
+    hivex_configs.check_stale(cells, runs, [], retrain=False)
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 2
     assert lines[0].startswith(stale.label() + ": kept") and "total_env_steps 409600 -> 819200" in lines[0]
@@ -284,7 +284,7 @@ def test_run_says_which_cells_were_trained_with_another_config_and_retrains_them
     assert (stale.path(runs) / "eval.json").is_file() and (current.path(runs) / "eval.json").is_file()
     assert not unfinished.path(runs).exists()
 
-    hivex_results.check_stale(cells, runs, [], retrain=True)
+    hivex_configs.check_stale(cells, runs, [], retrain=True)
     (line,) = capsys.readouterr().out.splitlines()
     assert line.startswith(stale.label()) and "moved to" in line
     assert not stale.path(runs).exists() and (current.path(runs) / "eval.json").is_file()
@@ -350,7 +350,7 @@ def test_run_fuse_trains_the_unfinished_cells_with_their_own_configs_into_their_
     assert given["run_dirs"] == [c.path(runs) for c in pending] and given["max_members"] == 5
     for cell, config in zip(pending, given["configs"], strict=True):
         where = [f"out_dir={cell.path(runs).parent}", f"name={cell.dirname}"]
-        shipped = hivex_results.ROOT / "configs" / cell.config
+        shipped = study.ROOT / "configs" / cell.config
         assert config == load_config(shipped, [*train_settings(cell, ["lr=1e-3"]), *where])
         assert (config.level, config.lr, config.algo) == (cell.level, 1e-3, cell.algo)
     assert plan_programs(given["configs"]) == [[0, 1], [2]]

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from fake_results import FAKE_HIVEX_CELLS, fake_hivex_folder
 
-from baselines.studies import hivex_results
+from baselines.studies import hivex_configs, hivex_results
 from hivex_jax.eval import hivex_records, results_csv, results_sections
 from hivex_jax.eval.hivex_cells import Cell
 
@@ -99,7 +99,7 @@ def test_the_committed_tables_are_those_of_the_committed_records(tmp_path):
     scripts/hivex_results.py page` after recording cells or changing a shipped config)."""
     records_dir = Path(__file__).resolve().parents[2] / hivex_records.RECORDS_DIR
     records = hivex_records.load_records(records_dir)
-    written = results_csv.write_csvs(records, tmp_path, hivex_results.config_checks(records))
+    written = results_csv.write_csvs(records, tmp_path, hivex_configs.config_checks(records))
     for path in written:
         assert path.read_text() == (records_dir.parent / path.name).read_text(), path.name
 

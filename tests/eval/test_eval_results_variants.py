@@ -4,7 +4,7 @@ records; the records sit beside the cells' without counting as cells; `record-va
 
 import json
 
-from baselines.studies.hivex_results import config_changes
+from baselines.studies.hivex_configs import config_changes
 from hivex_jax.eval import hivex_records, results_page, results_sections, results_variants
 from hivex_jax.eval.hivex_cells import Cell
 

@@ -18,7 +18,7 @@ from baselines.cli.evaluate import evaluate_main
 from baselines.cli.train import train_main
 from baselines.config import from_dict, load_config, make_env
 from baselines.config.values import ConfigError
-from baselines.run.evaluation import world_setting
+from baselines.run.eval_worlds import world_setting
 from hivex_jax.core.errors import UserError
 from hivex_jax.core.seeding import world_key
 from hivex_jax.worlds import save_world, world_of_seed
