@@ -4,8 +4,6 @@ program cache always used, and `make_train` is the only piece of the core that r
 constructors get their parts, and tracing the compiled chunk reads nothing more."""
 
 import dataclasses
-import sys
-from pathlib import Path
 
 import jax
 import pytest
@@ -24,9 +22,7 @@ from baselines.config.schema import declared_fields
 from baselines.core.member import ENV_MEMBER_KEYS, UPDATE_ONLY_KEYS
 from baselines.core.ppo import make_train
 from baselines.core.program_cache import ProgramKeys, compute_key
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
-from config_walk import Read, recording  # noqa: E402  (a script's recorder of config reads)
+from baselines.studies.config_walk import Read, recording
 
 pytestmark = pytest.mark.timeout(600)
 

@@ -200,10 +200,6 @@ def test_variant_sorting_is_by_task_then_name(tmp_path):
 
 
 def test_evidence_event_order_is_the_scripts():
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
-    import dbr_subtask_evidence
+    from baselines.studies import dbr_subtask_evidence
 
     assert results_variants.EVENT_ORDER == tuple(dbr_subtask_evidence.EVENTS)

@@ -1,18 +1,11 @@
-"""scripts/config_walk.py: the stops and returns of a config walk, counted by hand on made-up reads, and
-the recorder on a real config (every field read once, by this test's caller, none after it is done)."""
-
-import sys
-from pathlib import Path
-
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "scripts"))
-
-import config_walk  # noqa: E402  (a script, not a package)
-from config_walk import Read, Stop, recording, stops_of, summary_of  # noqa: E402
+"""baselines.studies.config_walk: the stops and returns of a config walk, counted by hand on made-up
+reads, and the recorder on a real config (every field read once, by this test's caller, none after it is done)."""
 
 from baselines.config import load_config  # noqa: E402
 from baselines.core.program_cache import compute_key  # noqa: E402
 from baselines.run.runner import scale_hint  # noqa: E402
+from baselines.studies import config_walk
+from baselines.studies.config_walk import Read, Stop, recording, stops_of, summary_of
 
 
 def _reads(*modules: str) -> list[Read]:

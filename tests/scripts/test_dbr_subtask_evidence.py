@@ -1,17 +1,10 @@
-"""scripts/dbr_subtask_evidence.py: reward-event counts per drone-episode, discounted returns and the
+"""baselines.studies.dbr_subtask_evidence: reward-event counts per drone-episode, discounted returns and the
 return's terms, on hand-computed per-step arrays; its rollout plays the held-out evaluation's episodes."""
-
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "scripts"))
-
-import dbr_subtask_evidence as evidence  # noqa: E402
-
+from baselines.studies import dbr_subtask_evidence as evidence
 from hivex_jax.envs.drone_based_reforestation.params import REWARD_TERM_NAMES  # noqa: E402
 
 STAT_KEYS = sorted({key for kind, key in evidence.EVENTS.values() if kind == "stat"})
