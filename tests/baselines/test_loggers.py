@@ -364,6 +364,7 @@ def test_a_resumed_run_continues_its_wandb_run_and_a_restarted_one_starts_anothe
 
 
 # ------------------------------------------------------------------------------------ in the run loop
+@pytest.mark.slow  # a whole training run (tens of seconds on the 2-core CPU)
 @pytest.mark.timeout(600)
 def test_train_logs_what_metrics_csv_and_eval_json_hold_to_tensorboard(tmp_path):
     pytest.importorskip("tensorboardX")
@@ -390,6 +391,7 @@ def test_train_logs_what_metrics_csv_and_eval_json_hold_to_tensorboard(tmp_path)
     assert session_hparams(run_dir / "tensorboard")["num_seeds"] == config.num_seeds
 
 
+@pytest.mark.slow  # a whole training run (tens of seconds on the 2-core CPU)
 @pytest.mark.timeout(600)
 def test_each_fused_sweep_member_logs_its_own_wandb_run(tmp_path, wandb_env):
     config_file = tmp_path / "base.yaml"
