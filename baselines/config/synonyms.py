@@ -8,7 +8,7 @@ Layer: config, below the schema; imports nothing of the trainer.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 #: every key and what it does, named when an unknown key has no suggestion
 KEYS_DOC = "docs/training.md#config"
@@ -199,7 +199,7 @@ def suggested_key(key: str, known: Iterable[str]) -> str | None:
     return KEY_SYNONYMS.get(close[0], close[0]) if close else None
 
 
-def unknown_key_line(key: str, algo: str, keys_by_algo: dict[str, Iterable[str]]) -> str:
+def unknown_key_line(key: str, algo: str, keys_by_algo: Mapping[str, Iterable[str]]) -> str:
     """One clause of the unknown-key error for `algo`'s config: `'learning_rate': did you mean 'lr'?`,
     or the algo that has the key (`keys_by_algo`: {algo: its keys}), or where every key is listed."""
     known = set(keys_by_algo[algo]) - {"algo"}
@@ -215,7 +215,7 @@ def unknown_key_line(key: str, algo: str, keys_by_algo: dict[str, Iterable[str]]
     return f"{key!r}: did you mean {guess!r}?" + (f" ({note})" if note else "")
 
 
-def unknown_keys_error(keys: Iterable[str], algo: str, keys_by_algo: dict[str, Iterable[str]]) -> str:
+def unknown_keys_error(keys: Iterable[str], algo: str, keys_by_algo: Mapping[str, Iterable[str]]) -> str:
     """The whole one-line error for the unknown `keys` of an `algo` config, with no list of every key."""
     keys = sorted(keys)
     lines = [unknown_key_line(k, algo, keys_by_algo) for k in keys]
