@@ -261,8 +261,9 @@ def evaluate_run(
 ) -> dict[str, Any]:
     """Evaluate a saved run's policy (greedy and stochastic, every seed) on `worlds` (default: its test
     pool), with the scripted and random baselines on the same worlds; `env_overrides` (`num_agents=12`,
-    `level=3`, ...) evaluate it zero-shot in another env setting (`baselines.run.transfer`); `worlds="stress"`
-    and `world_files` (a glob) evaluate it on stress worlds / worlds from files (`eval_worlds.world_setting`)."""
+    `level=3`, ...) evaluate it zero-shot in another env setting (`baselines.run.transfer`);
+    `worlds="stress"` and `world_files` (a glob) evaluate it on stress worlds / worlds from files
+    (`eval_worlds.world_setting`)."""
     config, population, state = load_run(run_dir)
     updates_done = int(jax.device_get(state.update)[0])
     return evaluate_params(

@@ -1,5 +1,5 @@
 """baselines.studies.config_walk: the stops and returns of a config walk, counted by hand on made-up
-reads, and the recorder on a real config (every field read once, by this test's caller, none after it is done)."""
+reads, and the recorder on a real config (every field read once, by this test's caller, none after)."""
 
 from baselines.config import load_config  # noqa: E402
 from baselines.core.program_cache import compute_key  # noqa: E402
