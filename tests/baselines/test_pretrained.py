@@ -117,7 +117,6 @@ def test_act_is_pure_under_jit_and_vmap():
     assert all(np.array_equal(sampled[k], dist.sample(keys[1])[k]) for k in sampled)
 
 
-@pytest.mark.skipif(RECURRENT not in SHIPPED, reason="Ocean Plastic Collection's policy is not built yet")
 def test_a_recurrent_policy_acts_with_its_memory():
     """Ocean Plastic Collection's GRU: `act` refuses in one line naming `step`; `step` from the initial
     memory returns a new memory of its shape that differs from it."""
