@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from baselines.studies import study
+from baselines.studies import hivex_configs, study
 from hivex_jax.eval import hivex_cells, hivex_records, results_page, results_trends
 from hivex_jax.eval.hivex_published import load_published
 
@@ -341,7 +341,10 @@ def test_page_command_writes_the_page_it_renders(results_folder, tmp_path):
     command = f"python scripts/hivex_results.py page --records {records} --out {out}"
     line = results_page.provenance(hivex_records.load_records(records))
     assert line.startswith("Our cells were measured on ") and "JAX" not in line
-    rendered = results_page.render_page(hivex_records.load_results(results_folder), command, line, records)
+    checks = hivex_configs.config_checks(hivex_records.load_records(records))  # as `page` marks the cells
+    rendered = results_page.render_page(
+        hivex_records.load_results(results_folder), command, line, records, checks=checks
+    )
     assert out.read_text() == rendered
     assert "4 cell(s) with records" in done.stdout
     # the figure it links, beside the page

@@ -358,7 +358,7 @@ def test_resolve_at_a_commit_uses_that_commits_own_code():
         "env_id": "WindFarmControl-v0",
     }
     request.update(task=1, level=4, algo="ippo")
-    got = resolve.resolve_at(REPO, "HEAD", [request], lambda env_id: False)["k"]
+    got = resolve.resolve_at(REPO, {"HEAD": [request]}, lambda env_id: False)["HEAD"]["k"]
     assert got.error is None and got.values is not None
     assert (got.values["task"], got.values["level"], got.values["test_worlds"]) == (1, 4, "6000:6032")
     assert got.env_steps == got.num_updates * got.values["num_envs"] * got.values["num_steps"]
