@@ -146,9 +146,7 @@ def test_table_command_prints_and_writes_the_table(suite, tmp_path):
     cmd = [*script, "table", *records, "--write", str(page)]
     done = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, timeout=300)
     assert done.returncode == 0, done.stderr
-    checks = suite_results.config_checks(
-        suite.load_records(tmp_path / "records")
-    )  # as `table` marks
+    checks = suite_results.config_checks(suite.load_records(tmp_path / "records"))  # as `table` marks
     expected = suite.table(suite.load_run_folders(tmp_path / "suite"), checks)
     assert done.stdout == expected + "\n" and "| MAPPO | greedy | 4.0 ± " in expected
     assert page.read_text() == f"a\n{suite.MARKER_START}\n{expected}\n{suite.MARKER_END}\nb\n"
