@@ -278,8 +278,8 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument(
         "--gpu",
         action="store_true",
-        help="train with the env's GPU config (configs/<algo>_<env>_gpu.yaml) and no early stop: for the "
-        "'GPU budget' cells the page lists",
+        help="train with the env's GPU config (configs/<algo>_<env>_gpu.yaml) and no early stop (its "
+        "larger budget; the page's 'GPU budget' cells, where an env leaves any to a GPU)",
     )
     run.add_argument(
         "--retrain-stale",

@@ -278,10 +278,15 @@ def render_page(
         "random (e.g. tasks whose reward it was not written for) there is no scale: `— (scripted ≤ "
         "random)`, never a ratio.",
         "- Returns are per-agent undiscounted episode returns in every column. `—` = not run (or no such "
-        f"policy). {GPU_BUDGET} = a cell the 2-core CPU cannot afford ({_gpu_budget_envs()}); "
-        "`python scripts/hivex_results.py run --gpu` trains "
-        "it with the env's GPU config (`configs/ippo_<env>_gpu.yaml`, no early stop), whose time on a GPU "
-        "is not measured yet.",
+        "policy)."
+        + (
+            f" {GPU_BUDGET} = a cell the 2-core CPU cannot afford ({_gpu_budget_envs()}); "
+            "`python scripts/hivex_results.py run --gpu` trains "
+            "it with the env's GPU config (`configs/ippo_<env>_gpu.yaml`, no early stop), whose time on a "
+            "GPU is not measured yet."
+            if _gpu_budget_envs() != "none"
+            else ""
+        ),
         *(
             [f"- {legend} Which cells and what changed: the section on the records' configs."]
             if legend

@@ -158,11 +158,35 @@ def test_not_run_list(results_folder):
     assert f"- {OPC}: task 0; task 1; task 2; task 3" in lines
 
 
-def test_cells_left_to_a_gpu_are_marked_listed_with_their_command_and_not_counted_as_measured(results_folder):
-    """Aerial Wildfire Suppression beyond task 0 is a GPU-budget cell: its row says so instead of "not run",
-    the not-run list gives the one command that trains them, and `measured_cells` (the page's guard against
-    losing cells) does not take those rows for results."""
+def test_no_shipped_env_leaves_cells_to_a_gpu_and_the_legend_then_drops_the_gpu_budget(results_folder):
+    """Since the AWS encoder change (~8 min a cell on one core) every published cell trains on the CPU:
+    no cell is a GPU-budget cell, the not-run list gives AWS tasks 1-8 as "not run" cells, and the legend
+    has no GPU-budget sentence."""
     aws = "AerialWildfireSuppression-v0"
+    assert not any(c.gpu_budget for env in hivex_cells.HIVEX_ENVS for c in hivex_cells.published_cells(env))
+    assert hivex_cells.gpu_budget_spec(aws) is None
+    results = hivex_records.load_results(results_folder)
+    page = results_page.render_page(results, "cmd")
+    assert hivex_cells.GPU_BUDGET not in page
+    aws_table = page.split(f"(`{aws}`)")[1]
+    assert _row(aws_table, "| 1 Max Extinguished Trees | 7 |")[10] == "not run"
+    (line,) = [line for line in results_page.not_run_lines(results) if line.startswith(f"- {aws}: ")]
+    assert line == f"- {aws}: " + "; ".join(f"task {t} levels 1–10" for t in range(9))
+
+
+def test_cells_left_to_a_gpu_are_marked_listed_with_their_command_and_not_counted_as_measured(
+    results_folder, monkeypatch
+):
+    """An env whose reference cells leave tasks to a GPU (`cpu_tasks`; here AWS as it was before its
+    encoder change, task 0 only): such a cell's row says so instead of "not run", the not-run list gives the
+    one command that trains them, and `measured_cells` (the page's guard against losing cells) does not take
+    those rows for results."""
+    import dataclasses
+
+    aws = "AerialWildfireSuppression-v0"
+    monkeypatch.setitem(
+        hivex_cells.HIVEX_ENVS, aws, dataclasses.replace(hivex_cells.HIVEX_ENVS[aws], cpu_tasks=(0,))
+    )
     assert hivex_cells.Cell(aws, 1, 1).gpu_budget and not hivex_cells.Cell(aws, 0, 2).gpu_budget
     assert not hivex_cells.Cell(OPC, 3, None).gpu_budget
     assert hivex_cells.gpu_budget_spec(aws) == "aws:1-8:1-10" and hivex_cells.gpu_budget_spec(WFC) is None
