@@ -32,7 +32,7 @@ Suppression's cells cost their training, which a larger batch does not shorten t
 (docs/benchmarks.md).
 `--gpu` trains with the env's GPU config instead (`configs/<algo>_<env>_gpu.yaml`,
 `stop_at_test_return=null`: a reference cell trains its whole budget), for a larger budget than the CPU's
-(every published cell trains with its CPU config on the 2-core CPU: an Aerial Wildfire Suppression cell ~8
+(every published cell trains with its CPU config on the 2-core CPU: an Aerial Wildfire Suppression cell ~9
 min of one core since its encoder change). `--agent-steps-scale F`
 runs the HIVEX protocol on F times HIVEX's test-run agent steps
 (at least one summary window); the scale is recorded in `eval_hivex.json` and shown on the page. Run folders

@@ -180,7 +180,7 @@ HIVEX_ENVS: dict[str, HivexEnv] = {
         why="The fire, the terrain, the plane kinematics and the drop footprint are designed here "
         "(NOT FOUND); how big our fires grow sets how much there is to extinguish and prepare. HIVEX's "
         "cameras were possibly blank (no_graphics).",
-        # a cell is ~8 min of one core of the 2-core CPU (3 seeds, `hivex_simple` encoder, 2026-12-05; ~20
+        # a cell is ~9 min of one core of the 2-core CPU (3 seeds, `hivex_simple` encoder, 2026-12-05; ~20
         # with the encoder before): all 100 cells are affordable there, two cells at a time
         stat_map={
             "Water Drop": "water_drop",

@@ -159,7 +159,7 @@ def test_not_run_list(results_folder):
 
 
 def test_no_shipped_env_leaves_cells_to_a_gpu_and_the_legend_then_drops_the_gpu_budget(results_folder):
-    """Since the AWS encoder change (~8 min a cell on one core) every published cell trains on the CPU:
+    """Since the AWS encoder change (~9 min a cell on one core) every published cell trains on the CPU:
     no cell is a GPU-budget cell, the not-run list gives AWS tasks 1-8 as "not run" cells, and the legend
     has no GPU-budget sentence."""
     aws = "AerialWildfireSuppression-v0"
