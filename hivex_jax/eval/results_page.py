@@ -221,6 +221,7 @@ def render_page(
     mappo = {**(mappo or {}), **{c: r for c, r in results.items() if c.algo == "mappo"}}
     results = {c: r for c, r in results.items() if c.algo == "ippo"}
     legend = config_legend((checks or {}).values())
+    gpu_envs = _gpu_budget_envs()
     out = [
         "# HIVEX's published results beside ours",
         "",
@@ -280,11 +281,11 @@ def render_page(
         "- Returns are per-agent undiscounted episode returns in every column. `—` = not run (or no such "
         "policy)."
         + (
-            f" {GPU_BUDGET} = a cell the 2-core CPU cannot afford ({_gpu_budget_envs()}); "
+            f" {GPU_BUDGET} = a cell the 2-core CPU cannot afford ({gpu_envs}); "
             "`python scripts/hivex_results.py run --gpu` trains "
             "it with the env's GPU config (`configs/ippo_<env>_gpu.yaml`, no early stop), whose time on a "
             "GPU is not measured yet."
-            if _gpu_budget_envs() != "none"
+            if gpu_envs != "none"
             else ""
         ),
         *(
