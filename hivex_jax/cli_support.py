@@ -51,11 +51,47 @@ def make_checked(env_id: str, **overrides: Any) -> tuple[Any, Any]:
         return make(env_id, **overrides)
 
 
+_PROBE_ATTEMPTS = 5  # check_writable_dir's tries when another process removes the folder meanwhile
+
+
 def check_writable_dir(path: str | Path, what: str) -> None:
     """Raise `UserError` unless folder `path` exists writable or can be created. Tried for real (the
     missing folders made and a probe folder inside, then removed): permission bits miss read-only file
     systems, /proc and names the file system refuses, and root passes every `os.access`."""
     path = Path(path).absolute()
+    existed = None  # whether `path` existed at the first look: says "not writable" or "cannot be created"
+    made: list[Path] = []
+    try:
+        # the processes of one multi-process run check the same folder at once: one may make a folder the
+        # other is about to make, or remove the one it made just before the other's probe; so a folder
+        # that exists is fine, and a folder gone from under the probe is looked at again
+        for attempt in range(_PROBE_ATTEMPTS):
+            missing = _missing_folders(path, what)
+            existed = not missing if existed is None else existed
+            try:
+                for folder in reversed(missing):
+                    try:
+                        folder.mkdir()
+                        made.append(folder)
+                    except FileExistsError:
+                        if not folder.is_dir():
+                            raise
+                os.rmdir(tempfile.mkdtemp(prefix=".hivex_write_probe_", dir=path))
+                return
+            except FileNotFoundError:
+                if attempt == _PROBE_ATTEMPTS - 1:
+                    raise
+    except OSError as exc:
+        verb = "is not writable" if existed else "cannot be created"
+        raise UserError(f"{what} {path} {verb}: {exc.strerror or one_line(exc)}") from exc
+    finally:
+        for folder in reversed(made):
+            with contextlib.suppress(OSError):  # another process may have written into it meanwhile
+                folder.rmdir()
+
+
+def _missing_folders(path: Path, what: str) -> list[Path]:
+    """`path` and its ancestors that do not exist yet, deepest first; `UserError` if a file is in the way."""
     existing = path
     try:
         while not existing.exists():  # the nearest existing ancestor decides whether mkdir can succeed
@@ -64,21 +100,7 @@ def check_writable_dir(path: str | Path, what: str) -> None:
         raise UserError(f"{what} {path} cannot be created: {exc.strerror or one_line(exc)}") from exc
     if not existing.is_dir():
         raise UserError(f"{what} {path} cannot be created: {existing} is a file, not a folder")
-    missing = [p for p in (path, *path.parents) if p not in (existing, *existing.parents)]
-    made: list[Path] = []
-    try:
-        for folder in reversed(missing):
-            folder.mkdir()
-            made.append(folder)
-        os.rmdir(tempfile.mkdtemp(prefix=".hivex_write_probe_", dir=path))
-    except OSError as exc:
-        reason = exc.strerror or one_line(exc)
-        verb = "is not writable" if not missing else "cannot be created"
-        raise UserError(f"{what} {path} {verb}: {reason}") from exc
-    finally:
-        for folder in reversed(made):
-            with contextlib.suppress(OSError):  # another process may have written into it meanwhile
-                folder.rmdir()
+    return [p for p in (path, *path.parents) if p not in (existing, *existing.parents)]
 
 
 def check_positive(**values: int | None) -> None:

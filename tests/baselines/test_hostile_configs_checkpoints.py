@@ -167,6 +167,66 @@ def test_the_out_dir_check_leaves_nothing_behind(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_the_out_dir_check_takes_a_folder_another_process_makes_meanwhile(tmp_path, monkeypatch):
+    """Both processes of a multi-process run check the same new folder: the other one's mkdir lands
+    between this one's look and its mkdir (CI saw 'cannot be created: File exists'). The check passes and
+    leaves the other's folder alone."""
+    from hivex_jax.cli_support import check_writable_dir
+
+    target = tmp_path / "sweep"
+    real_mkdir = Path.mkdir
+
+    def other_process_first(self, *args, **kwargs):
+        if self == target and not self.exists():
+            real_mkdir(self)  # the other process's
+        return real_mkdir(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "mkdir", other_process_first)
+    check_writable_dir(target, "sweep folder")
+    assert target.is_dir() and list(target.iterdir()) == []
+
+
+def test_the_out_dir_check_probes_again_when_another_process_removes_the_folder(tmp_path, monkeypatch):
+    """The other process removes the folder it made (its own check done) just before this one's probe:
+    the check makes it again, probes, and leaves nothing behind."""
+    import hivex_jax.cli_support as cli_support
+
+    target = tmp_path / "a" / "sweep"
+    real_mkdtemp = cli_support.tempfile.mkdtemp
+    removed = []
+
+    def other_process_cleans_up(*args, **kwargs):
+        if not removed:
+            removed.append(True)
+            target.rmdir()
+        return real_mkdtemp(*args, **kwargs)
+
+    monkeypatch.setattr(cli_support.tempfile, "mkdtemp", other_process_cleans_up)
+    cli_support.check_writable_dir(target, "sweep folder")
+    assert removed and list(tmp_path.iterdir()) == []
+
+
+def test_the_out_dir_check_probes_again_when_a_folder_it_found_is_removed(tmp_path, monkeypatch):
+    """The folder existed at this process's look (the other one made it) and is removed by the other
+    one's cleanup before this one's probe: looked at again, made, probed, nothing left behind."""
+    import hivex_jax.cli_support as cli_support
+
+    target = tmp_path / "sweep"
+    target.mkdir()
+    real_mkdtemp = cli_support.tempfile.mkdtemp
+    removed = []
+
+    def other_process_cleans_up(*args, **kwargs):
+        if not removed:
+            removed.append(True)
+            target.rmdir()
+        return real_mkdtemp(*args, **kwargs)
+
+    monkeypatch.setattr(cli_support.tempfile, "mkdtemp", other_process_cleans_up)
+    cli_support.check_writable_dir(target, "sweep folder")
+    assert removed and list(tmp_path.iterdir()) == []
+
+
 def test_the_bounded_reader_keeps_what_configs_need(tmp_path):
     """Anchors without aliases, a short base: chain and sections still read; a long value's error is short."""
     (tmp_path / "base.yaml").write_text("ppo:\n  lr: &rate 5.0e-4\n")
