@@ -60,7 +60,7 @@ series on a second axis; `hivex_jax.eval.results_trends`): commit them with the 
 HIVEX's budget, trained by `hivex train` with overrides) as
 `RECORDS/<env id>/larger_budget/task<t>_level<l>_<NAME>.json`: the cell record of its folder, the learning
 keys whose values differ from the cell's config now and, with `--evidence`, what
-`scripts/dbr_subtask_evidence.py --json` measured for the cell's task. `page` shows each env's variants in
+`scripts/subtask_evidence.py --json` measured for the cell's task. `page` shows each env's variants in
 a table of their own beside the comparable cell (`hivex_jax.eval.results_variants`), with the evidence and
 one paragraph per subtask (`HivexEnv.subtask_findings`); a variant never replaces or counts as a cell.
 

@@ -313,7 +313,7 @@ def main(argv: list[str] | None = None) -> int:
     variant.add_argument("run_dir", help="the run folder (hivex train's, with eval.json)")
     variant.add_argument("--cell", required=True, help="ENV:TASK:LEVEL of the comparable cell")
     variant.add_argument("--name", required=True, help="the variant's name, e.g. x4")
-    variant.add_argument("--evidence", default=None, help="scripts/dbr_subtask_evidence.py --json output")
+    variant.add_argument("--evidence", default=None, help="scripts/subtask_evidence.py --json output")
     variant.add_argument("--records", default=DEFAULT_RECORDS)
     args = p.parse_args(argv)
     commands = {

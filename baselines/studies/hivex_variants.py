@@ -30,8 +30,10 @@ def _nan_as_none(value: Any) -> Any:
 def variant_record(cell: Cell, run_dir: Path, name: str, evidence: dict | None = None) -> dict | None:
     """The record of a run of `cell` with another budget or trainer setting (`results_variants`): the cell
     record of its folder (None without results), `variant` (its `name` and `changes`, the learning keys
-    whose value differs from the cell's config now) and, with `evidence` (`scripts/dbr_subtask_evidence.py
+    whose value differs from the cell's config now) and, with `evidence` (`scripts/subtask_evidence.py
     --json`), that file's header and its policies for the cell's task."""
+    if evidence is not None and evidence.get("env_id", cell.env_id) != cell.env_id:
+        raise ValueError(f"the evidence file is of {evidence['env_id']}, the cell of {cell.env_id}")
     golden = read_golden()
     ran = run_config(run_dir, f"configs/{cell.config}", golden)
     record = hivex_record(cell, run_dir, ran)

@@ -6,7 +6,7 @@ A variant's record (`RECORDS_DIR/<env id>/larger_budget/task<t>_level<l>_<name>.
 `scripts/hivex_results.py record-variant`) is a cell record of its run folder (`hivex_records.hivex_record`:
 held-out part, summary, config) plus `variant` (its name and `changes`, the learning keys whose value differs
 from the cell's config now: `{key: [cell's, run's]}`) and, when given, `evidence` (per policy, what
-`scripts/dbr_subtask_evidence.py` measured: return, discounted return, reward-event counts per episode).
+`scripts/subtask_evidence.py` measured: return, discounted return, reward-event counts per episode).
 `load_records` does not read the folder, so a variant never counts as a cell.
 """
 
@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from hivex_jax.eval.hivex_cells import Cell
+from hivex_jax.eval.hivex_cells import HIVEX_ENVS, Cell
 from hivex_jax.eval.result_records import read_record
 from hivex_jax.eval.results_csv import heldout_normalised, policy_value
 from hivex_jax.eval.results_format import fmt_mean_ci, fmt_value
@@ -30,7 +30,8 @@ LEARNED_SCORE = 0.1
 TRAINED = ("greedy", "stochastic")
 #: the evidence table's order of policies (others after them, by name)
 POLICY_ORDER = ("random", "scripted", "zero action", *TRAINED)
-#: the evidence table's order of events (`scripts/dbr_subtask_evidence.py`'s EVENTS; records keep keys sorted)
+#: the evidence table's order of events (`scripts/subtask_evidence.py`'s events of DBR, then of AWS; records
+#: keep keys sorted)
 EVENT_ORDER = (
     "seed pick-up",
     "paid pick-up",
@@ -41,7 +42,19 @@ EVENT_ORDER = (
     "return paid",
     "recharge",
     "out of energy",
+    "water pick-up",
+    "water dropping",
+    "trees extinguished",
+    "trees prepared",
+    "fire found",
+    "village found",
+    "fire out",
+    "fire near village",
+    "crash",
 )
+#: what an evidence record made before it named them counts per episode and shows the first decision of
+#: (Drone-Based Reforestation's, the only env then)
+DEFAULT_AGENT, DEFAULT_FIRST_EVENT = "drone", "drop"
 
 
 def variant_cell(record: Mapping[str, Any]) -> Cell:
@@ -140,7 +153,7 @@ def evidence_events(variants: list[dict[str, Any]]) -> list[str]:
 
 
 def _counts(summary: Mapping[str, Any], event: str) -> tuple[float, float]:
-    """An event's (mean count, share of drone-episodes with one) in one policy's evidence (0 if absent)."""
+    """An event's (mean count, share of agent-episodes with one) in one policy's evidence (0 if absent)."""
     counts = summary["events"].get(event, {})
     return counts.get("per_episode", 0.0), counts.get("episodes_with", 0.0)
 
@@ -153,19 +166,20 @@ def _policies(evidence: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]
 
 def evidence_table(variants: list[dict[str, Any]]) -> list[str]:
     """One row per variant and policy of its evidence: return, discounted returns (one column per gamma of
-    the first variant's evidence) and, per event any row sees, the mean count per drone and episode with
-    the share of drone-episodes that see one; the mean decision of the first drop ([] when no variant has
-    evidence)."""
+    the first variant's evidence) and, per event any row sees, the mean count per agent and episode with
+    the share of agent-episodes that see one; the mean decision of the first of the evidence's
+    `first_event` ([] when no variant has evidence)."""
     with_evidence = [r for r in variants if r.get("evidence")]
     if not with_evidence:
         return []
     events = evidence_events(with_evidence)
     gammas = [str(g) for g in with_evidence[0]["evidence"].get("gammas", [])]
+    first_event = with_evidence[0]["evidence"].get("first_event", DEFAULT_FIRST_EVENT)
     out = [
         "| subtask | policy | return | "
         + "".join(f"discounted, γ {g} | " for g in gammas)
         + " | ".join(f"{e}: count (share)" for e in events)
-        + " | first drop (decision) |",
+        + f" | first {first_event} (decision) |",
         "|" + "---|" * (len(events) + len(gammas) + 4),
     ]
     for record in with_evidence:
@@ -173,7 +187,7 @@ def evidence_table(variants: list[dict[str, Any]]) -> list[str]:
         for policy, summary in _policies(record["evidence"]):
             name = f"trained {policy} ({record['variant']['name']})" if policy in TRAINED else policy
             counts = [summary["events"].get(e, {"per_episode": 0.0, "episodes_with": 0.0}) for e in events]
-            drop = summary["events"].get("drop", {}).get("first_step")
+            first = summary["events"].get(first_event, {}).get("first_step")
             discounted = summary.get("discounted_returns", {})
             returns = " | ".join(
                 fmt_value(v) for v in [summary["return"], *(discounted.get(g) for g in gammas)]
@@ -181,7 +195,7 @@ def evidence_table(variants: list[dict[str, Any]]) -> list[str]:
             out.append(
                 f"| {task} | {name} | {returns} | "
                 + " | ".join(f"{c['per_episode']:.2f} ({c['episodes_with']:.0%})" for c in counts)
-                + f" | {fmt_value(drop, 0) if drop is not None else '—'} |"
+                + f" | {fmt_value(first, 0) if first is not None else '—'} |"
             )
     return out
 
@@ -213,13 +227,15 @@ def variant_lines(
     ]
     rows = evidence_table(variants)
     if rows and evidence is not None:
+        agent = evidence.get("agent", DEFAULT_AGENT)
+        short = HIVEX_ENVS[env_id].short
         out += [
-            f"What each policy does, per drone and episode (`python scripts/dbr_subtask_evidence.py`: level "
-            f"{evidence.get('level', '—')}, worlds {evidence.get('worlds', '—')}, the held-out episodes' "
-            "keys; the discounted return is what PPO maximises; an event's count is its steps, its share the "
-            "drone-episodes with at least one; the trained policy is the variant's, played by another "
-            "compiled program than the held-out evaluation's, so its returns can differ from the table's by "
-            "a few percent where float rounding moves an episode's events):",
+            f"What each policy does, per {agent} and episode (`python scripts/subtask_evidence.py --env "
+            f"{short}`: level {evidence.get('level', '—')}, worlds {evidence.get('worlds', '—')}, the "
+            "held-out episodes' keys; the discounted return is what PPO maximises; an event's count is its "
+            f"steps, its share the {agent}-episodes with at least one; the trained policy is the variant's, "
+            "played by another compiled program than the held-out evaluation's, so its returns can differ "
+            "from the table's by a few percent where float rounding moves an episode's events):",
             "",
             *rows,
             "",

@@ -137,6 +137,35 @@ def test_evidence_table_shows_the_events_some_policy_sees():
     assert results_variants.evidence_table([_variant(evidence=False)]) == []
 
 
+def test_an_aws_evidence_names_its_agent_and_first_event():
+    """An evidence record that names its agent and first event (as `scripts/subtask_evidence.py` writes
+    now): the first-event column and the prose follow it; older DBR records read as drones and drops."""
+    aws = "AerialWildfireSuppression-v0"
+    record = _variant(task=5)
+    record["cell"]["env_id"] = aws
+    record["evidence"].update(agent="plane", first_event="water pick-up")
+    for policy in record["evidence"]["policies"].values():
+        policy["events"] = {"water pick-up": {"per_episode": 2.0, "episodes_with": 1.0, "first_step": 12.0}}
+    rows = results_variants.evidence_table([record])
+    assert rows[0].endswith("| water pick-up: count (share) | first water pick-up (decision) |")
+    assert rows[3].endswith("| 2.00 (100%) | 12 |")
+    text = "\n".join(results_variants.variant_lines(aws, [record], {}))
+    assert "per plane and episode (`python scripts/subtask_evidence.py --env aws`" in text
+    assert "the plane-episodes with at least one" in text
+    old = "\n".join(results_variants.variant_lines(DBR, [_variant()], {}))
+    assert "per drone and episode (`python scripts/subtask_evidence.py --env dbr`" in old
+
+
+def test_record_variant_refuses_another_envs_evidence(tmp_path):
+    import pytest
+
+    from baselines.studies.hivex_variants import variant_record
+
+    evidence = {"env_id": "AerialWildfireSuppression-v0", "tasks": {"2": {}}}
+    with pytest.raises(ValueError, match="the evidence file is of AerialWildfireSuppression-v0, the cell of"):
+        variant_record(Cell(DBR, 2, 1), tmp_path, "x4", evidence)
+
+
 def test_variant_lines_heading_tables_and_findings():
     assert results_variants.variant_lines(DBR, [], {}) == []
     lines = results_variants.variant_lines(
@@ -200,6 +229,7 @@ def test_variant_sorting_is_by_task_then_name(tmp_path):
 
 
 def test_evidence_event_order_is_the_scripts():
-    from baselines.studies import dbr_subtask_evidence
+    from baselines.studies import subtask_evidence
 
-    assert results_variants.EVENT_ORDER == tuple(dbr_subtask_evidence.EVENTS)
+    events = [*subtask_evidence.ENVS["dbr"].events, *subtask_evidence.ENVS["aws"].events]
+    assert results_variants.EVENT_ORDER == tuple(events)

@@ -1,23 +1,24 @@
-"""Drone-Based Reforestation subtasks: how often each reward event happens in an episode, what the return
-is made of and what the trainer's discounted return says, for the random, scripted and zero-action
-policies and (with --run) a trained run's greedy and stochastic policy.
+"""HIVEX subtasks (Drone-Based Reforestation, Aerial Wildfire Suppression): how often each reward event
+happens in an episode, what the return is made of and what the trainer's discounted return says, for the
+random, scripted and zero-action policies and (with --run) a trained run's greedy and stochastic policy.
 
-    PJRT_NPROC=1 python scripts/dbr_subtask_evidence.py [--tasks 2,3,6] [--level 1] [--worlds 6000:6032]
-        [--run 2=runs/dbr_subtasks/task2_x4 ...] [--gammas 0.99,0.999] [--json OUT.json]
+    PJRT_NPROC=1 python scripts/subtask_evidence.py --env dbr|aws [--tasks 2,3,6] [--level 1]
+        [--worlds 6000:6032] [--run 2=runs/dbr_subtasks/task2_x4 ...] [--gammas 0.99,0.999] [--json OUT.json]
 
 Full episodes (the env's max_steps) on the named worlds, stepped with the held-out evaluation's world
 keys and step keys (`hivex_jax.core.seeding`, key `--eval-seed`, 12345 as `hivex train`'s eval.json),
-every step's unweighted reward terms and `info["stats"]` kept. An event is a step of one drone where its
-term or statistic is positive (`EVENTS`); per policy the table gives, per drone and episode, the mean
-count of each event, the share of drone-episodes with at least one, the mean decision of the first, the
-weighted return's largest terms, and the return discounted by each of `--gammas` (the trainer's 0.99
-first), which is what PPO maximises. Prints Markdown; `--json` also writes the numbers (and the commit of
-the checkout that measured them).
+every step's unweighted reward terms and `info["stats"]` kept. An event is a step of one agent where its
+term or statistic is positive (the env's `SubtaskEnv.events`); per policy the table gives, per agent and
+episode, the mean count of each event, the share of agent-episodes with at least one, the mean decision of
+the first, the weighted return's largest terms, and the return discounted by each of `--gammas` (the
+trainer's first), which is what PPO maximises. Prints Markdown; `--json` also writes the numbers (and the
+commit of the checkout that measured them).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import subprocess
 from collections.abc import Callable, Mapping, Sequence
@@ -32,40 +33,86 @@ import hivex_jax
 from baselines.run.eval_policies import policy_env, trained_policy
 from baselines.run.evaluation import load_run
 from hivex_jax.core.seeding import rollout_key, rollout_step_keys, seed_range, world_key
-from hivex_jax.envs.drone_based_reforestation.params import TASK_NAMES
+from hivex_jax.envs.aerial_wildfire_suppression.params import TASK_NAMES as AWS_TASK_NAMES
+from hivex_jax.envs.drone_based_reforestation.params import TASK_NAMES as DBR_TASK_NAMES
 from hivex_jax.eval import rollout
 
 ROOT = Path(__file__).resolve().parents[2]  # the checkout whose commit the evidence names
-ENV_ID = "DroneBasedReforestation-v0"
-#: event -> ("term", unweighted reward term) or ("stat", info["stats"] key): a step where it is > 0
-EVENTS: dict[str, tuple[str, str]] = {
-    "seed pick-up": ("stat", "seed_pick_up_count"),
-    "paid pick-up": ("term", "pick_up_seed"),
-    "drop": ("stat", "tree_drop_count"),
-    "valid drop": ("term", "drop_seed"),
-    "drop success": ("term", "drop_seed_success"),
-    "running-back paid": ("term", "incremental_running_back"),
-    "return paid": ("term", "return_furthest_distance"),
-    "recharge": ("stat", "recharge_energy_count"),
-    "out of energy": ("stat", "out_of_energy_count"),
+
+
+@dataclasses.dataclass(frozen=True)
+class SubtaskEnv:
+    """What the evidence counts in one env: `events` maps an event's name to ("term", unweighted reward
+    term) or ("stat", `info["stats"]` key), an event being a step of one agent where that is > 0."""
+
+    env_id: str
+    task_names: tuple[str, ...]
+    agent: str  # what one agent is, for the page's "per drone and episode"
+    first_event: str  # the event whose first decision the page's table shows
+    default_tasks: str
+    events: dict[str, tuple[str, str]]
+
+
+ENVS: dict[str, SubtaskEnv] = {
+    "dbr": SubtaskEnv(
+        "DroneBasedReforestation-v0",
+        tuple(DBR_TASK_NAMES),
+        "drone",
+        "drop",
+        "2,3,6",
+        {
+            "seed pick-up": ("stat", "seed_pick_up_count"),
+            "paid pick-up": ("term", "pick_up_seed"),
+            "drop": ("stat", "tree_drop_count"),
+            "valid drop": ("term", "drop_seed"),
+            "drop success": ("term", "drop_seed_success"),
+            "running-back paid": ("term", "incremental_running_back"),
+            "return paid": ("term", "return_furthest_distance"),
+            "recharge": ("stat", "recharge_energy_count"),
+            "out of energy": ("stat", "out_of_energy_count"),
+        },
+    ),
+    "aws": SubtaskEnv(
+        "AerialWildfireSuppression-v0",
+        tuple(AWS_TASK_NAMES),
+        "plane",
+        "water pick-up",
+        "5",
+        {
+            "water pick-up": ("stat", "water_pickup"),
+            "water dropping": ("stat", "water_drop"),
+            "trees extinguished": ("stat", "extinguishing_trees"),
+            "trees prepared": ("stat", "preparing_trees"),
+            "fire found": ("term", "find_fire"),
+            "village found": ("term", "find_village"),
+            "fire out": ("term", "fire_out"),
+            "fire near village": ("term", "too_close_to_village"),
+            "crash": ("stat", "crash_count"),
+        },
+    ),
 }
+#: the env ids `--env` takes, by their short names
+ENV_IDS = {name: e.env_id for name, e in ENVS.items()}
 
 
 # ------------------------------------------------------------------------------------------ counting
 def event_masks(
-    raw_terms: np.ndarray, stats: Mapping[str, np.ndarray], term_names: Sequence[str]
+    raw_terms: np.ndarray,
+    stats: Mapping[str, np.ndarray],
+    term_names: Sequence[str],
+    events: Mapping[str, tuple[str, str]],
 ) -> dict[str, np.ndarray]:
     """`{event: bool[W, T, A]}` from one batch's unweighted terms `raw_terms [W, T, A, K]` and stats
-    `{key: [W, T, A]}`: the steps where each `EVENTS` entry is positive."""
+    `{key: [W, T, A]}`: the steps where each of `events` (a `SubtaskEnv.events`) is positive."""
     out = {}
-    for name, (kind, key) in EVENTS.items():
+    for name, (kind, key) in events.items():
         values = raw_terms[..., list(term_names).index(key)] if kind == "term" else stats[key]
         out[name] = np.asarray(values) > 0.0
     return out
 
 
 def count_events(masks: Mapping[str, np.ndarray], live: np.ndarray) -> dict[str, dict[str, float]]:
-    """Per event, over drone-episodes (world x drone): `per_episode` mean count, `episodes_with` share
+    """Per event, over agent-episodes (world x agent): `per_episode` mean count, `episodes_with` share
     with at least one, `first_step` mean decision (0-based) of the first where there is one (nan if none).
     `masks[e]` bool[W, T, A]; `live` bool[W, T], the steps before the episode ended (later ones ignored)."""
     out = {}
@@ -90,13 +137,17 @@ def discounted_returns(reward: np.ndarray, live: np.ndarray, gamma: float) -> np
 
 
 def summarize(
-    steps: Mapping[str, Any], term_names: Sequence[str], gammas: Sequence[float], top_terms: int = 4
+    steps: Mapping[str, Any],
+    term_names: Sequence[str],
+    gammas: Sequence[float],
+    events: Mapping[str, tuple[str, str]],
+    top_terms: int = 4,
 ) -> dict[str, Any]:
-    """One policy's evidence from `play`'s per-step arrays: mean return per drone and its discounted
+    """One policy's evidence from `play`'s per-step arrays: mean return per agent and its discounted
     return for each of `gammas` (`{str(gamma): mean}`), event counts, and the weighted return's largest
-    terms (mean per drone and episode)."""
+    terms (mean per agent and episode); `events` a `SubtaskEnv.events`."""
     live = np.asarray(steps["live"])
-    masks = event_masks(np.asarray(steps["raw_terms"]), steps["stats"], term_names)
+    masks = event_masks(np.asarray(steps["raw_terms"]), steps["stats"], term_names, events)
     reward = np.asarray(steps["reward"]) * live[:, :, None]
     terms = (np.asarray(steps["terms"]) * live[:, :, None, None]).sum(axis=1).mean(axis=(0, 1))  # [K]
     order = np.argsort(-np.abs(terms))[:top_terms]
@@ -150,7 +201,7 @@ def play(
 
 
 def zero_policy(env: Any) -> rollout.Policy:
-    """Every drone, every decision: the all-zero action (`action_space().noop()`)."""
+    """Every agent, every decision: the all-zero action (`action_space().noop()`)."""
     noop = env.action_space().noop()
     return lambda policy_params, key, obs, state: noop
 
@@ -166,6 +217,7 @@ def trained_policies(run_dir: Path) -> tuple[Any, Any, dict[str, tuple[Callable,
 
 
 def task_evidence(
+    subtask_env: SubtaskEnv,
     task: int,
     level: int,
     worlds: Sequence[int],
@@ -174,7 +226,7 @@ def task_evidence(
     run_dir: Path | None,
 ) -> dict[str, Any]:
     """`{policy: summarize(...)}` for one task: random, scripted, zero action (and a run's policies)."""
-    env, params = hivex_jax.make(ENV_ID, task=task)
+    env, params = hivex_jax.make(subtask_env.env_id, task=task)
     params = env.variant_params(params, level=level)
     policies: dict[str, tuple[Callable, Any]] = {
         "random": (rollout.random_policy(env), None),
@@ -192,15 +244,15 @@ def task_evidence(
             (trained_env, trained_params) if name in ("greedy", "stochastic") else (env, params)
         )
         steps = play(here_env, here_params, policy, worlds, policy_params, key)
-        out[name] = summarize(steps, env.reward_term_names, gammas)
+        out[name] = summarize(steps, env.reward_term_names, gammas, subtask_env.events)
     return out
 
 
 # ------------------------------------------------------------------------------------------ printing
-def markdown(task: int, evidence: Mapping[str, Any]) -> str:
+def markdown(subtask_env: SubtaskEnv, task: int, evidence: Mapping[str, Any]) -> str:
     """One task's evidence as a Markdown table (rows: policies; columns: returns and event counts as
-    mean per drone-episode / share of drone-episodes with one)."""
-    names = list(EVENTS)
+    mean per agent-episode / share of agent-episodes with one)."""
+    names = list(subtask_env.events)
     gammas = list(next(iter(evidence.values()))["discounted_returns"])
     head = (
         "| policy | return | "
@@ -209,7 +261,8 @@ def markdown(task: int, evidence: Mapping[str, Any]) -> str:
         + " | ".join(f"{n} (first)" for n in names)
         + " | largest terms |"
     )
-    lines = [f"Task {task} {TASK_NAMES[task]}", "", head, "|" + "---|" * (len(names) + len(gammas) + 3)]
+    rule = "|" + "---|" * (len(names) + len(gammas) + 3)
+    lines = [f"Task {task} {subtask_env.task_names[task]}", "", head, rule]
     for policy, e in evidence.items():
         cells = [
             f"{e['events'][n]['per_episode']:.2f} / {e['events'][n]['episodes_with']:.0%} "
@@ -227,7 +280,8 @@ def markdown(task: int, evidence: Mapping[str, Any]) -> str:
 def main() -> None:
     """Parse the options, play each task's policies, print the tables (and write the JSON)."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--tasks", default="2,3,6")
+    p.add_argument("--env", required=True, choices=sorted(ENVS), help=f"which env: {ENV_IDS}")
+    p.add_argument("--tasks", default=None, help="comma-separated tasks (dbr: 2,3,6; aws: 5)")
     p.add_argument("--level", type=int, default=1)
     p.add_argument("--worlds", default="6000:6032")
     p.add_argument("--gammas", default="0.99", help="comma-separated discount factors")
@@ -235,12 +289,18 @@ def main() -> None:
     p.add_argument("--run", action="append", default=[], metavar="TASK=RUN_DIR")
     p.add_argument("--json", type=Path, default=None)
     args = p.parse_args()
+    subtask_env = ENVS[args.env]
+    tasks = [int(t) for t in (args.tasks or subtask_env.default_tasks).split(",")]
+    if bad := [t for t in tasks if not 0 <= t < len(subtask_env.task_names)]:
+        p.error(f"--tasks {bad} are not tasks of {subtask_env.env_id} (0-{len(subtask_env.task_names) - 1})")
     runs = {int(t): Path(d) for t, d in (r.split("=", 1) for r in args.run)}
     worlds = seed_range(args.worlds).tolist()
     gammas = [float(g) for g in args.gammas.split(",")]
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT)
     result: dict[str, Any] = {
-        "env_id": ENV_ID,
+        "env_id": subtask_env.env_id,
+        "agent": subtask_env.agent,
+        "first_event": subtask_env.first_event,
         "level": args.level,
         "worlds": args.worlds,
         "gammas": gammas,
@@ -249,10 +309,11 @@ def main() -> None:
         "runs": {str(t): str(d) for t, d in runs.items()},
         "tasks": {},
     }
-    for task in (int(t) for t in args.tasks.split(",")):
-        evidence = task_evidence(task, args.level, worlds, gammas, args.eval_seed, runs.get(task))
+    for task in tasks:
+        run_dir = runs.get(task)
+        evidence = task_evidence(subtask_env, task, args.level, worlds, gammas, args.eval_seed, run_dir)
         result["tasks"][str(task)] = evidence
-        print(markdown(task, evidence) + "\n", flush=True)
+        print(markdown(subtask_env, task, evidence) + "\n", flush=True)
     if args.json is not None:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(result, indent=1) + "\n")

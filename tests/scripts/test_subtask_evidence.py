@@ -1,13 +1,14 @@
-"""baselines.studies.dbr_subtask_evidence: reward-event counts per drone-episode, discounted returns and the
+"""baselines.studies.subtask_evidence: reward-event counts per agent-episode, discounted returns and the
 return's terms, on hand-computed per-step arrays; its rollout plays the held-out evaluation's episodes."""
 
 import numpy as np
 import pytest
 
-from baselines.studies import dbr_subtask_evidence as evidence
+from baselines.studies import subtask_evidence as evidence
 from hivex_jax.envs.drone_based_reforestation.params import REWARD_TERM_NAMES  # noqa: E402
 
-STAT_KEYS = sorted({key for kind, key in evidence.EVENTS.values() if kind == "stat"})
+DBR = evidence.ENVS["dbr"]
+STAT_KEYS = sorted({key for kind, key in DBR.events.values() if kind == "stat"})
 
 
 def _steps(w: int, t: int, a: int) -> dict:
@@ -57,7 +58,7 @@ def test_event_masks_read_the_named_term_or_statistic():
     steps["raw_terms"][0, 2, 0, REWARD_TERM_NAMES.index("drop_seed")] = 12.5
     steps["stats"]["tree_drop_count"][0, 2, 0] = 1.0
     steps["stats"]["seed_pick_up_count"][0, 1, 0] = 1.0
-    masks = evidence.event_masks(steps["raw_terms"], steps["stats"], REWARD_TERM_NAMES)
+    masks = evidence.event_masks(steps["raw_terms"], steps["stats"], REWARD_TERM_NAMES, DBR.events)
     assert masks["paid pick-up"][0, :, 0].tolist() == [False, True, False]
     assert masks["seed pick-up"][0, :, 0].tolist() == [False, True, False]
     assert masks["valid drop"][0, :, 0].tolist() == [False, False, True]
@@ -74,12 +75,51 @@ def test_summarize_returns_terms_and_events_of_live_steps():
         steps["terms"][w, 1, 0, pick] = 100.0
         steps["raw_terms"][w, 1, 0, pick] = 1.0
     steps["live"][1, 1] = False
-    out = evidence.summarize(steps, REWARD_TERM_NAMES, [0.5, 1.0])
+    out = evidence.summarize(steps, REWARD_TERM_NAMES, [0.5, 1.0], DBR.events)
     assert out["return"] == pytest.approx(50.0)  # (100 + 0) / 2 drone-episodes
     assert out["discounted_returns"] == {"0.5": pytest.approx(25.0), "1.0": pytest.approx(50.0)}
     assert out["terms"] == {"pick_up_seed": pytest.approx(50.0)}
     assert out["events"]["paid pick-up"]["per_episode"] == pytest.approx(0.5)
     assert out["length"] == pytest.approx(1.5)
+
+
+@pytest.mark.parametrize("name", sorted(evidence.ENVS))
+def test_each_envs_events_name_its_reward_terms_and_statistics(name):
+    """Every event reads a term of the env's `reward_term_names` or a key of the `info["stats"]` its step
+    returns (shapes only: `jax.eval_shape`, nothing compiled), and the task names are the env's."""
+    import jax
+
+    import hivex_jax
+
+    subtask_env = evidence.ENVS[name]
+    env, params = hivex_jax.make(subtask_env.env_id)
+    key = jax.random.PRNGKey(0)
+    _, state = jax.eval_shape(env.reset, key, params)
+    action = env.action_space().noop()
+    info = jax.eval_shape(env.step, key, state, action, params)[-1]
+    for event, (kind, key_name) in subtask_env.events.items():
+        names = env.reward_term_names if kind == "term" else info["stats"]
+        assert key_name in names, (event, kind, key_name)
+    assert subtask_env.first_event in subtask_env.events
+    assert len(subtask_env.task_names) == len(params.task_weights)
+
+
+def test_aws_event_masks_read_pick_ups_and_crashes():
+    from hivex_jax.envs.aerial_wildfire_suppression.params import REWARD_TERM_NAMES as AWS_TERMS
+
+    aws = evidence.ENVS["aws"]
+    stats = {key: np.zeros((1, 3, 2)) for kind, key in aws.events.values() if kind == "stat"}
+    raw = np.zeros((1, 3, 2, len(AWS_TERMS)))
+    stats["water_pickup"][0, 1, 1] = 1.0  # plane 1 picks up water at step 1
+    stats["crash_count"][0, 2, 0] = 1.0  # plane 0 crashes at step 2
+    raw[0, 0, :, AWS_TERMS.index("find_fire")] = 1.0  # both find the fire at step 0
+    masks = evidence.event_masks(raw, stats, AWS_TERMS, aws.events)
+    assert masks["water pick-up"][0].tolist() == [[False, False], [False, True], [False, False]]
+    assert masks["crash"][0, :, 0].tolist() == [False, False, True]
+    assert masks["fire found"][0, 0].tolist() == [True, True]
+    assert not masks["village found"].any()
+    counts = evidence.count_events(masks, np.ones((1, 3), bool))
+    assert counts["water pick-up"] == {"per_episode": 0.5, "episodes_with": 0.5, "first_step": 1.0}
 
 
 @pytest.mark.slow

@@ -1,6 +1,6 @@
-"""Drone-Based Reforestation subtasks: reward events, return terms and discounted returns per policy.
+"""HIVEX subtasks (DBR, AWS): reward events, return terms and discounted returns per policy.
 
-Usage and what it prints: `baselines.studies.dbr_subtask_evidence` (its docstring); this file runs
+Usage and what it prints: `baselines.studies.subtask_evidence` (its docstring); this file runs
 it from a checkout.
 """
 
@@ -15,7 +15,7 @@ if str(ROOT) not in sys.path:  # run as a file: import the package from this che
 
 import _jax_setup  # noqa: E402, F401  (PJRT_NPROC=1 before jax starts)
 
-from baselines.studies.dbr_subtask_evidence import main  # noqa: E402
+from baselines.studies.subtask_evidence import main  # noqa: E402
 
 if __name__ == "__main__":
     main()
