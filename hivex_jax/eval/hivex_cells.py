@@ -11,7 +11,7 @@ import dataclasses
 import re
 from pathlib import Path
 
-from hivex_jax.eval.hivex_findings import DBR_NOTES, DBR_SUBTASK_FINDINGS
+from hivex_jax.eval.hivex_findings import AWS_SUBTASK_FINDINGS, DBR_NOTES, DBR_SUBTASK_FINDINGS
 from hivex_jax.eval.hivex_published import NO_LEVEL, load_published
 
 #: the held-out worlds every results cell is trained against (`test_worlds`)
@@ -194,6 +194,7 @@ HIVEX_ENVS: dict[str, HivexEnv] = {
             "Crash Count": "crash_count",
             "Environment/Episode Length": "episode_length",
         },
+        subtask_findings=AWS_SUBTASK_FINDINGS,
     ),
 }
 

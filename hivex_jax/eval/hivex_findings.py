@@ -1,6 +1,7 @@
-"""What the reference results found about Drone-Based Reforestation, as the results page words it: the
-paragraph under its results table (`HivexEnv.notes`) and, per subtask, why it learns or not at a larger
-budget (`HivexEnv.subtask_findings`). Text only; `hivex_cells` attaches it to the env.
+"""What the reference results found about Drone-Based Reforestation and Aerial Wildfire Suppression, as the
+results page words it: the paragraph under DBR's results table (`HivexEnv.notes`) and, per subtask, why it
+learns or not at a larger budget (`HivexEnv.subtask_findings`). Text only; `hivex_cells` attaches it to the
+env.
 """
 
 from __future__ import annotations
@@ -79,4 +80,24 @@ DBR_SUBTASK_FINDINGS: dict[int, str] = {
     "(normalised 0.97; stochastic 71.0, 1.15) after its last 100 updates without the teacher, "
     "making 7.0 drops per drone-episode, 4.6 of them valid, and flying back after them "
     "(running back paid in 98 % of drone-episodes, 55.1 of its return).",
+}
+
+#: measured on level 1 (records under larger_budget/, figures from their evidence and eval.json; the cells'
+#: policy is seed 0 of the cell's run, `python scripts/subtask_evidence.py --env aws --tasks 5 --gammas 0.995
+#: --run 5=<the cell's run folder>`)
+AWS_SUBTASK_FINDINGS: dict[int, str] = {
+    5: "Learns at 4x the budget; at the cells' budget it already does what the task names, faster "
+    "than random, and scores near random for what it does before. A plane's episode ends at its "
+    "first water pick-up (tasks 5-8 end per plane at their goal), paid 100; until then the water "
+    "it starts with pays 1 per dry tree it wets and 5 per burning tree it puts out (Table 12, row "
+    "5). Random flight picks up in 98 % of plane-episodes (first at decision 104) and wets trees "
+    "on the way (99.3 of its 191.6); the scripted controller flies to the fire first "
+    "(extinguishing 107.4) and picks up at decision 224 (287.3). The cells' policy (seed 0, "
+    "greedy) drops its water at decision 0 and picks up at decision 15 in every plane-episode: "
+    "192.4, about random's return, in a seventh of its decisions. At 4x (one seed) it spreads the "
+    "drop over more trees (preparing 168.0) and picks up at decision 31: held-out greedy 266.9, "
+    "normalised 0.79 (stochastic 257.8, 0.69). Neither goes to the fire: discounted by the "
+    "trainer's 0.995 the scripted controller's longer episode is worth 126.9, the 4x policy's "
+    "246.1 and the cells' 184.0, so the objective PPO maximises prefers the quick pick-up, and "
+    "the undiscounted score the cells report ranks them the other way.",
 }
