@@ -281,7 +281,8 @@ def main() -> None:
     """Parse the options, play each task's policies, print the tables (and write the JSON)."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--env", required=True, choices=sorted(ENVS), help=f"which env: {ENV_IDS}")
-    p.add_argument("--tasks", default=None, help="comma-separated tasks (dbr: 2,3,6; aws: 5)")
+    defaults = "; ".join(f"{name}: {e.default_tasks}" for name, e in ENVS.items())
+    p.add_argument("--tasks", default=None, help=f"comma-separated tasks (default {defaults})")
     p.add_argument("--level", type=int, default=1)
     p.add_argument("--worlds", default="6000:6032")
     p.add_argument("--gammas", default="0.99", help="comma-separated discount factors")

@@ -186,12 +186,16 @@ def test_the_out_dir_check_takes_a_folder_another_process_makes_meanwhile(tmp_pa
     assert target.is_dir() and list(target.iterdir()) == []
 
 
-def test_the_out_dir_check_probes_again_when_another_process_removes_the_folder(tmp_path, monkeypatch):
-    """The other process removes the folder it made (its own check done) just before this one's probe:
-    the check makes it again, probes, and leaves nothing behind."""
+@pytest.mark.parametrize("found", [False, True], ids=["made-here", "found-made"])
+def test_the_out_dir_check_probes_again_when_another_process_removes_the_folder(found, tmp_path, monkeypatch):
+    """The other process removes the folder it made (its own check done) just before this one's probe,
+    whether this one made the folder too (its mkdir met nothing) or found it made: the check looks again,
+    makes it, probes, and leaves nothing behind."""
     import hivex_jax.cli_support as cli_support
 
     target = tmp_path / "a" / "sweep"
+    if found:
+        target.mkdir(parents=True)
     real_mkdtemp = cli_support.tempfile.mkdtemp
     removed = []
 
@@ -203,28 +207,9 @@ def test_the_out_dir_check_probes_again_when_another_process_removes_the_folder(
 
     monkeypatch.setattr(cli_support.tempfile, "mkdtemp", other_process_cleans_up)
     cli_support.check_writable_dir(target, "sweep folder")
-    assert removed and list(tmp_path.iterdir()) == []
-
-
-def test_the_out_dir_check_probes_again_when_a_folder_it_found_is_removed(tmp_path, monkeypatch):
-    """The folder existed at this process's look (the other one made it) and is removed by the other
-    one's cleanup before this one's probe: looked at again, made, probed, nothing left behind."""
-    import hivex_jax.cli_support as cli_support
-
-    target = tmp_path / "sweep"
-    target.mkdir()
-    real_mkdtemp = cli_support.tempfile.mkdtemp
-    removed = []
-
-    def other_process_cleans_up(*args, **kwargs):
-        if not removed:
-            removed.append(True)
-            target.rmdir()
-        return real_mkdtemp(*args, **kwargs)
-
-    monkeypatch.setattr(cli_support.tempfile, "mkdtemp", other_process_cleans_up)
-    cli_support.check_writable_dir(target, "sweep folder")
-    assert removed and list(tmp_path.iterdir()) == []
+    assert removed and not target.exists()
+    if not found:
+        assert list(tmp_path.iterdir()) == []
 
 
 def test_the_bounded_reader_keeps_what_configs_need(tmp_path):
