@@ -6,7 +6,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from baselines.core.convolutions import PatchConv, StridedConv
+from baselines.core.convolutions import PatchConv, StridedConv, resolved_method
 from baselines.core.networks import (
     ENCODER,
     Actor,
@@ -201,3 +201,77 @@ def test_shared_encoder_critic_is_a_head_on_the_actors_encoder():
     moved = jax.tree.map(lambda x: x * 1.5, params["actor"]["params"][ENCODER])
     other = {**params, "actor": {"params": {**params["actor"]["params"], ENCODER: moved}}}
     assert not np.allclose(shared.apply(other, obs), value)
+
+
+# (module, input): VALID 8 x 8 / 4 on a uint8 camera, VALID 4 x 4 / 2 on floats, SAME 3 x 3 / 2 on floats
+HYBRID_CASES = [
+    (lambda method: PatchConv(6, 8, 4, method=method), (4, 42, 42, 3), jnp.uint8),
+    (lambda method: PatchConv(6, 4, 2, method=method), (4, 9, 9, 16), jnp.float32),
+    (lambda method: StridedConv(6, method=method), (4, 11, 10, 3), jnp.float32),
+]
+
+
+def _image(shape, dtype, key=1):
+    if dtype == jnp.uint8:
+        return jax.random.randint(jax.random.PRNGKey(key), shape, 0, 256).astype(jnp.uint8)
+    return jax.random.normal(jax.random.PRNGKey(key), shape)
+
+
+@pytest.mark.parametrize(("module", "shape", "dtype"), HYBRID_CASES)
+def test_hybrid_convolution_values_are_xla_convolutions_and_gradients_the_patches(module, shape, dtype):
+    """The CPU default ("hybrid"): its value is XLA's convolution (the "conv" method's, bit for bit, within
+    float rounding of the patches'), and its gradient, parameters and input, is the "patches" method's
+    bit for bit, so a trainer's update is the same program as before while its forward passes speed up."""
+    x = _image(shape, dtype)
+    params = module("patches").init(jax.random.PRNGKey(0), x.astype(jnp.float32))
+    hybrid, patches, conv = (module(m) for m in ("hybrid", "patches", "conv"))
+    np.testing.assert_array_equal(jax.jit(hybrid.apply)(params, x), jax.jit(conv.apply)(params, x))
+    np.testing.assert_allclose(hybrid.apply(params, x), patches.apply(params, x), atol=1e-5)
+
+    def loss(m, p, x):
+        return jnp.sum(jnp.sin(m.apply(p, x)) * jnp.arange(6.0))
+
+    argnums = (0,) if dtype == jnp.uint8 else (0, 1)  # no gradient into a uint8 image
+    ours = jax.jit(jax.grad(lambda p, x: loss(hybrid, p, x), argnums))(params, x)
+    theirs = jax.jit(jax.grad(lambda p, x: loss(patches, p, x), argnums))(params, x)
+    for a, b in zip(jax.tree.leaves(ours), jax.tree.leaves(theirs), strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert resolved_method("auto") == ("hybrid" if jax.default_backend() == "cpu" else "conv")
+
+
+@pytest.mark.parametrize(("module", "shape", "dtype"), HYBRID_CASES)
+def test_hybrid_convolution_under_vmap_is_one_convolution_per_kernel(module, shape, dtype):
+    """vmap over kernels (the trainer's seeds), over images alone, and both nested (seeds of fused members):
+    every slice equals the unbatched convolution with its own kernel and images, and the batched gradient
+    is still the patches' gradient bit for bit."""
+    seeds, members = 3, 2
+    xs = jnp.stack([_image(shape, dtype, key) for key in range(members * seeds)]).reshape(
+        (members, seeds) + shape
+    )
+    init = module("patches").init
+    params = jax.vmap(jax.vmap(lambda k: init(k, xs[0, 0].astype(jnp.float32))))(
+        jax.random.split(jax.random.PRNGKey(0), members * seeds).reshape(members, seeds, -1)
+    )
+    hybrid, patches = module("hybrid"), module("patches")
+    nested = jax.jit(jax.vmap(jax.vmap(hybrid.apply)))(params, xs)
+    one_kernel = jax.jit(jax.vmap(hybrid.apply, in_axes=(None, 0)))(
+        jax.tree.map(lambda a: a[0, 0], params), xs[0]
+    )
+    for m in range(members):
+        for s in range(seeds):
+            single = jax.jit(hybrid.apply)(jax.tree.map(lambda a: a[m, s], params), xs[m, s])  # noqa: B023
+            np.testing.assert_allclose(nested[m, s], single, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(
+        one_kernel[0],
+        jax.jit(hybrid.apply)(jax.tree.map(lambda a: a[0, 0], params), xs[0, 0]),
+        rtol=1e-6,
+        atol=1e-6,
+    )
+
+    def loss(m, p, x):
+        return jnp.sum(jnp.sin(m.apply(p, x)))
+
+    ours = jax.jit(jax.vmap(jax.vmap(jax.grad(lambda p, x: loss(hybrid, p, x)))))(params, xs)
+    theirs = jax.jit(jax.vmap(jax.vmap(jax.grad(lambda p, x: loss(patches, p, x)))))(params, xs)
+    for a, b in zip(jax.tree.leaves(ours), jax.tree.leaves(theirs), strict=True):
+        np.testing.assert_array_equal(a, b)
