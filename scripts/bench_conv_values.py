@@ -14,13 +14,12 @@ whether the two gradients are equal bit for bit.
 from __future__ import annotations
 
 import argparse
-import time
 
 import _jax_setup  # noqa: F401  (PJRT_NPROC before jax starts)
 import jax
 import jax.numpy as jnp
-import numpy as np
 
+from baselines.cli.profile import median_run
 from baselines.core import convolutions
 from baselines.core.networks import Actor
 
@@ -29,13 +28,7 @@ LOOP = 10
 
 def per_step_ms(fn, *args, repeats: int = 5) -> float:
     """Median ms per loop step of a compiled `fn(*args)` running `LOOP` steps."""
-    jax.block_until_ready(fn(*args))
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        jax.block_until_ready(fn(*args))
-        times.append(time.perf_counter() - start)
-    return float(np.median(times)) * 1e3 / LOOP
+    return median_run(fn, args, repeats) * 1e3 / LOOP
 
 
 def programs(actor: Actor):

@@ -42,11 +42,11 @@ def matmul_gflops(side: int = MATMUL_SIDE, repeats: int = 5) -> dict[str, float]
     a = jax.random.normal(jax.random.PRNGKey(0), (side, side), jnp.float32)
     b = jax.random.normal(jax.random.PRNGKey(1), (side, side), jnp.float32)
     compiled, _ = _compiled(jnp.matmul, a, b)
-    seconds = _median_run(compiled, (a, b), repeats)
+    seconds = median_run(compiled, (a, b), repeats)
     return {"side": side, "seconds": seconds, "gflops_per_s": 2 * side**3 / seconds / 1e9}
 
 
-def _median_run(compiled: Any, args: tuple, repeats: int) -> float:
+def median_run(compiled: Any, args: tuple, repeats: int) -> float:
     """Median wall seconds of `compiled(*args)` over `repeats` runs after one warm-up run."""
     jax.block_until_ready(compiled(*args))
     times = []
