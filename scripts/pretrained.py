@@ -4,6 +4,7 @@
                                        [--records docs/data/results/suite] [--page docs/pretrained.md]
                                        [--one-seed-tries K] [key=value ...]
     python scripts/pretrained.py table [--page docs/pretrained.md]
+    python scripts/pretrained.py check
 
 `build` trains each cell as the suite did (`hivex train --config configs/<algo>_<env>.yaml
 test_worlds=6000:6032 num_seeds=5 gif_frames=0 key=value ...`) into `OUT_DIR/<algo>_<env>/`, then writes
@@ -20,7 +21,9 @@ comma-separated `ALGO:ENV` with ENV a short name (wfc, wrm, dbr, opc, aws) and A
 every cell. Training overrides (`visual_encoder=hivex_simple`) go to every cell of the call, and to the
 cards' configs.
 
-`table` rewrites the page's table from the shipped cards alone. The commands are
+`table` rewrites the page's table from the shipped cards alone. `check` recomputes every shipped card's check
+(the actor's outputs on worlds 6000-6001's first observations, greedy 100-step returns there) with this
+checkout's code, weights unchanged: after a change that rounds an env or a network otherwise. The commands are
 `baselines.studies.pretrained`; the files' format and loader `baselines.pretrained_policies`.
 """
 

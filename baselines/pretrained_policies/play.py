@@ -1,5 +1,6 @@
 """A pretrained policy played: as a rollout policy (`rollout_policy`, what `hivex render --pretrained` and the
-card's check play), the card's check (`check_returns`: a few worlds, short episodes, greedy), the held-out
+card's check play), the card's check (`first_outputs`: the actor on a few worlds' first observations;
+`check_returns`: greedy returns in short episodes on them), the held-out
 evaluation `hivex evaluate --pretrained` prints (`evaluate`: the same code as a run folder's, with one seed)
 and a row of a `hivex transfer` matrix (`loaded_run`)."""
 
@@ -16,6 +17,7 @@ from baselines.run.eval_policies import MemoryState, PolicyMemoryEnv
 from baselines.run.evaluation import evaluate_params
 from baselines.run.population import get_population
 from baselines.run.transfer_matrix import LoadedRun
+from hivex_jax import world_key
 from hivex_jax.eval import rollout
 
 
@@ -48,6 +50,25 @@ def check_returns(policy: Pretrained, worlds: Sequence[int], num_steps: int) -> 
     key = jax.random.PRNGKey(policy.config.eval_seed)
     totals = rollout.evaluate(env, policy.env_params, play, list(worlds), policy.params, key, num_steps)
     return [float(x) for x in totals["return"].mean(-1)]
+
+
+def first_outputs(policy: Pretrained, worlds: Sequence[int]) -> list[list[float]]:
+    """Per world of `worlds`, the actor's distribution on the world's first observation (from the initial
+    memory for a recurrent policy): each discrete branch's logits, then the continuous means, per agent and
+    flattened, `[A * (sum of branch sizes + C)]`. One forward pass, free of the env's discrete events: the
+    card's check of the weights and the network to float rounding."""
+    env, params = policy.env, policy.env_params
+
+    @jax.jit
+    def outputs(key: jax.Array) -> jax.Array:
+        obs, _ = env.reset(key, params)
+        memory = policy.initial_memory()
+        start = None if memory is None else jnp.ones(memory.shape[:-1], bool)
+        dist = policy.policy.step(policy.params, obs, memory, start)[1]
+        parts = [*dist.logits, dist.mean]
+        return jnp.concatenate([p.reshape(p.shape[0], -1) for p in parts], axis=-1).reshape(-1)
+
+    return [[float(x) for x in outputs(world_key(w))] for w in worlds]
 
 
 def evaluate(

@@ -25,6 +25,7 @@ from baselines.pretrained_policies.build import (
     in_middle_half,
     is_built,
     read_cards,
+    rewrite_checks,
     write_table,
 )
 from baselines.run.checkpoint import latest_step
@@ -147,9 +148,9 @@ def sizes(data_dir: Path = DATA_DIR) -> str:
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    """The command line: `build` / `table`, options and (`build`) training key=value overrides."""
+    """The command line: `build` / `table` / `check`, options and (`build`) training key=value overrides."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("command", choices=("build", "table"))
+    parser.add_argument("command", choices=("build", "table", "check"))
     parser.add_argument("--cells", default=None, help="ALGO:ENV,... (default: every cell)")
     parser.add_argument("--out-dir", default=str(OUT_DIR), help="where the runs are trained")
     parser.add_argument("--records", default=str(RECORDS_DIR), help="the suite cells' records (median seeds)")
@@ -167,7 +168,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Build the policies of `--cells` (each skipped once built), then rewrite the page's table."""
+    """Build the policies of `--cells` (each skipped once built; `check`: recompute the shipped cards'
+    checks), then rewrite the page's table."""
     args = parse_args(argv)
     try:
         if args.command == "build":
@@ -182,6 +184,8 @@ def main(argv: list[str] | None = None) -> None:
                 print(f"[{i}/{len(todo)}] {cell.key}: {done.train}; {done.recorded}", flush=True)
 
             run_cells(todo, report=report)
+        if args.command == "check":
+            rewrite_checks()
         changed = write_table(Path(args.page), read_cards())
     except (ValueError, CellError) as exc:
         raise SystemExit(f"pretrained {args.command}: {exc}") from exc

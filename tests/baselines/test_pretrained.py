@@ -5,6 +5,7 @@ docs table is the cards'; the seed choice by hand."""
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import json
 import shutil
@@ -24,10 +25,11 @@ from baselines.pretrained_policies.build import (
     MARKER_START,
     choose_seed,
     read_cards,
+    rewrite_checks,
     table,
     weights_bytes,
 )
-from baselines.pretrained_policies.play import check_returns
+from baselines.pretrained_policies.play import check_returns, first_outputs
 from baselines.pretrained_policies.store import read_manifest, sha256_file
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -87,8 +89,29 @@ def test_each_policy_loads_and_reproduces_its_card(name):
     assert card["env_steps"] == card["updates_done"] * policy.config.steps_per_update > 0
     assert card["held_out"]["worlds"] == "6000:6032" and len(card["held_out"]["greedy_per_world"]) == 32
     check = card["check"]
+    outputs = first_outputs(policy, check["worlds"])
+    np.testing.assert_allclose(
+        outputs, check["first_outputs"], rtol=check["outputs_rtol"], atol=check["outputs_atol"]
+    )
     returns = check_returns(policy, check["worlds"], check["num_steps"])
     np.testing.assert_allclose(returns, check["greedy_returns"], rtol=check["rtol"], atol=check["atol"])
+
+
+def test_the_outputs_check_sees_a_changed_weight():
+    """The check's first outputs move past their tolerance when one layer's weights are scaled by 1.01, and
+    differ between the two check worlds (the observation reaches them)."""
+    policy = pretrained(SHIPPED[FEED_FORWARD]["env_id"], SHIPPED[FEED_FORWARD]["algo"])
+    check = policy.card["check"]
+    outputs = np.asarray(first_outputs(policy, check["worlds"]))
+    assert not np.allclose(outputs[0], outputs[1], rtol=check["outputs_rtol"], atol=check["outputs_atol"])
+    leaves, tree = jax.tree.flatten(policy.params["actor"])
+    biggest = max(range(len(leaves)), key=lambda i: np.size(leaves[i]))
+    leaves[biggest] = leaves[biggest] * 1.01
+    changed = dataclasses.replace(policy, params={**policy.params, "actor": jax.tree.unflatten(tree, leaves)})
+    moved = np.asarray(first_outputs(changed, check["worlds"]))
+    assert not np.allclose(
+        moved, check["first_outputs"], rtol=check["outputs_rtol"], atol=check["outputs_atol"]
+    )
 
 
 def test_act_is_pure_under_jit_and_vmap():
@@ -270,3 +293,30 @@ def test_hivex_evaluate_pretrained_plays_the_cards_check(tmp_path, capsys):
     assert results["pretrained"] == FEED_FORWARD and results["num_seeds"] == 1
     greedy = [w["return_mean"] for w in results["policies"]["greedy"]["per_world"]]
     np.testing.assert_allclose(greedy, check["greedy_returns"], rtol=check["rtol"], atol=check["atol"])
+
+
+def test_rewriting_the_checks_keeps_the_weights_and_the_checksums_right(tmp_path):
+    """`scripts/pretrained.py check` on a copy: a stale check is recomputed, the weights file is untouched,
+    and the manifest's new card checksum lets the policy load."""
+    data = shipped_copy(tmp_path, [FEED_FORWARD])
+    entry = SHIPPED[FEED_FORWARD]
+    card_path, weights = data / entry["card"], (data / entry["weights"]).read_bytes()
+    card = json.loads(card_path.read_text())
+    fresh = card["check"]
+    card["check"] = {**fresh, "greedy_returns": [0.0, 0.0], "first_outputs": [[0.0], [0.0]]}
+    card_path.write_text(json.dumps(card))
+    manifest = json.loads((data / MANIFEST).read_text())
+    manifest["policies"][FEED_FORWARD]["sha256"][entry["card"]] = sha256_file(card_path)
+    (data / MANIFEST).write_text(json.dumps(manifest))
+    lines: list[str] = []
+    rewrite_checks(data_dir=data, log=lines.append)
+    rewritten = load("wfc", "ippo", data_dir=data).card["check"]  # loads: the checksums are right
+    assert rewritten == json.loads(card_path.read_text())["check"]
+    assert (data / entry["weights"]).read_bytes() == weights
+    assert {k: v for k, v in rewritten.items() if k not in ("first_outputs", "greedy_returns")} == {
+        k: v for k, v in fresh.items() if k not in ("first_outputs", "greedy_returns")
+    }
+    # recomputed here (these compile flags): the shipped figures to float rounding
+    np.testing.assert_allclose(rewritten["first_outputs"], fresh["first_outputs"], rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(rewritten["greedy_returns"], fresh["greedy_returns"], rtol=1e-3)
+    assert lines == [f"{FEED_FORWARD}: check returns {rewritten['greedy_returns']} (were [0.0, 0.0])"]
