@@ -116,7 +116,8 @@ def write_atomic(path: Path, data: bytes) -> None:
 
 def git_commit() -> dict[str, Any]:
     """`{"sha", "dirty"}` of the checkout the package runs from (dirty: tracked files of the trainer, the
-    library or the configs differ from the commit); empty strings where git is not there."""
+    library or the configs differ from the commit, the shipped policies' data aside); empty strings where
+    git is not there."""
     root = Path(__file__).resolve().parents[2]
 
     def git(*args: str) -> str:
@@ -126,7 +127,9 @@ def git_commit() -> dict[str, Any]:
             return ""
         return done.stdout.strip() if done.returncode == 0 else ""
 
-    changed = git("status", "--porcelain", "--untracked-files=no", "--", "baselines", "hivex_jax", "configs")
+    # the shipped policies' own files are not code: rebuilding one rewrites them mid-build
+    paths = ("baselines", "hivex_jax", "configs", ":(exclude)baselines/pretrained_policies/data")
+    changed = git("status", "--porcelain", "--untracked-files=no", "--", *paths)
     return {"sha": git("rev-parse", "HEAD"), "dirty": bool(changed)}
 
 
