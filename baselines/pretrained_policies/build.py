@@ -19,12 +19,11 @@ import jax
 import numpy as np
 from flax import serialization
 
-from baselines.pretrained_policies.play import check_returns, evaluate, first_outputs
+from baselines.pretrained_policies.play import card_check, evaluate
 from baselines.pretrained_policies.store import (
     DATA_DIR,
     FORMAT_VERSION,
     MANIFEST,
-    Pretrained,
     load,
     read_manifest,
     sha256_file,
@@ -36,18 +35,6 @@ from hivex_jax.eval.suite_table import cell_record
 
 #: the held-out worlds of a card (the suite's)
 HELD_OUT_WORLDS = "6000:6032"
-#: the card's check: the actor's outputs on these worlds' first observations, and greedy returns on them in
-#: episodes cut at CHECK_STEPS decisions
-CHECK_WORLDS = (6000, 6001)
-CHECK_STEPS = 100
-#: the outputs' tolerance (numpy `allclose`): one forward pass, other XLA compile flags or CPUs round it
-#: otherwise by ~1e-6
-OUTPUTS_RTOL, OUTPUTS_ATOL = 1e-4, 1e-4
-#: the returns' tolerance: a rounding can move one discrete event of a 100-step episode (a tree planted, a
-#: fire cell put out) and the rest of the episode with it; measured on one CPU between the build's compile
-#: flags and the default test selection's: mappo_dbr world 6001 65.47 vs 70.54 (7.7 %), ippo_aws world 6000
-#: 278.97 vs 274.97 after a change of the convolutions' rounding (1.4 %). The outputs check is the exact one
-CHECK_RTOL, CHECK_ATOL = 0.1, 6.0
 #: docs/pretrained.md's generated table sits between these
 MARKER_START, MARKER_END = "<!-- pretrained:start -->", "<!-- pretrained:end -->"
 
@@ -230,42 +217,6 @@ def build_policy(
         data_dir, name, manifest_entry(data_dir, config.env_id, config.algo, env, weights_file, card_file)
     )
     return card
-
-
-def card_check(policy: Pretrained) -> dict[str, Any]:
-    """The figures a card's test reproduces: the actor's outputs on the check worlds' first observations
-    (`play.first_outputs`) and the greedy returns of CHECK_STEPS-decision episodes on them, with their
-    tolerances."""
-    return {
-        "worlds": list(CHECK_WORLDS),
-        "first_outputs": first_outputs(policy, CHECK_WORLDS),
-        "outputs_rtol": OUTPUTS_RTOL,
-        "outputs_atol": OUTPUTS_ATOL,
-        "num_steps": CHECK_STEPS,
-        "greedy_returns": check_returns(policy, CHECK_WORLDS, CHECK_STEPS),
-        "rtol": CHECK_RTOL,
-        "atol": CHECK_ATOL,
-    }
-
-
-def rewrite_checks(data_dir: Path = DATA_DIR, log: Any = print) -> None:
-    """Recompute every shipped card's check with this checkout's code and compile flags (the weights and the
-    rest of the card unchanged) and its manifest entry's checksums: after a change that rounds the envs or
-    the networks otherwise."""
-    for name, entry in read_manifest(data_dir)["policies"].items():
-        policy = load(entry["env"], entry["algo"], data_dir=data_dir)
-        card = json.loads((data_dir / entry["card"]).read_text())
-        before = card.get("check", {}).get("greedy_returns")
-        card["check"] = card_check(policy)
-        write_atomic(data_dir / entry["card"], (json.dumps(card, indent=1) + "\n").encode())
-        update_manifest(
-            data_dir,
-            name,
-            manifest_entry(
-                data_dir, entry["env_id"], entry["algo"], entry["env"], entry["weights"], entry["card"]
-            ),
-        )
-        log(f"{name}: check returns {card['check']['greedy_returns']} (were {before})")
 
 
 def manifest_entry(

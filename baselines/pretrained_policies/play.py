@@ -20,6 +20,19 @@ from baselines.run.transfer_matrix import LoadedRun
 from hivex_jax import world_key
 from hivex_jax.eval import rollout
 
+#: the card's check: the actor's outputs on these worlds' first observations, and greedy returns on them in
+#: episodes cut at CHECK_STEPS decisions
+CHECK_WORLDS = (6000, 6001)
+CHECK_STEPS = 100
+#: the outputs' tolerance (numpy `allclose`): one forward pass, other XLA compile flags or CPUs round it
+#: otherwise by ~1e-6
+OUTPUTS_RTOL, OUTPUTS_ATOL = 1e-4, 1e-4
+#: the returns' tolerance: a rounding can move one discrete event of a 100-step episode (a tree planted, a
+#: fire cell put out) and the rest of the episode with it; measured on one CPU between the build's compile
+#: flags and the default test selection's: mappo_dbr world 6001 65.47 vs 70.54 (7.7 %), ippo_aws world 6000
+#: 278.97 vs 274.97 after a change of the convolutions' rounding (1.4 %). The outputs check is the exact one
+CHECK_RTOL, CHECK_ATOL = 0.1, 6.0
+
 
 def population_params(policy: Pretrained) -> Any:
     """The policy's parameters as a population of one seed, `[1, ...]`, as the trainer's evaluation takes."""
@@ -69,6 +82,22 @@ def first_outputs(policy: Pretrained, worlds: Sequence[int]) -> list[list[float]
         return jnp.concatenate([p.reshape(p.shape[0], -1) for p in parts], axis=-1).reshape(-1)
 
     return [[float(x) for x in outputs(world_key(w))] for w in worlds]
+
+
+def card_check(policy: Pretrained) -> dict[str, Any]:
+    """The figures a card's test reproduces: the actor's outputs on the check worlds' first observations
+    (`play.first_outputs`) and the greedy returns of CHECK_STEPS-decision episodes on them, with their
+    tolerances."""
+    return {
+        "worlds": list(CHECK_WORLDS),
+        "first_outputs": first_outputs(policy, CHECK_WORLDS),
+        "outputs_rtol": OUTPUTS_RTOL,
+        "outputs_atol": OUTPUTS_ATOL,
+        "num_steps": CHECK_STEPS,
+        "greedy_returns": check_returns(policy, CHECK_WORLDS, CHECK_STEPS),
+        "rtol": CHECK_RTOL,
+        "atol": CHECK_ATOL,
+    }
 
 
 def evaluate(

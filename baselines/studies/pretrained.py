@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -24,10 +25,14 @@ from baselines.pretrained_policies.build import (
     greedy_fractions,
     in_middle_half,
     is_built,
+    manifest_entry,
     read_cards,
-    rewrite_checks,
+    update_manifest,
+    write_atomic,
     write_table,
 )
+from baselines.pretrained_policies.play import card_check
+from baselines.pretrained_policies.store import load, read_manifest
 from baselines.run.checkpoint import latest_step
 from baselines.studies.study import ROOT, CellDone, CellError, StudyCell, hivex, run_cells, train_args
 from hivex_jax.eval.suite_table import (
@@ -137,6 +142,26 @@ def policy_cell(
         trained=lambda: is_built(name, data_dir) or chosen() is not None,
         record=build,
     )
+
+
+def rewrite_checks(data_dir: Path = DATA_DIR, log: Any = print) -> None:
+    """Recompute every shipped card's check with this checkout's code and compile flags (the weights and the
+    rest of the card unchanged) and its manifest entry's checksums: after a change that rounds the envs or
+    the networks otherwise."""
+    for name, entry in read_manifest(data_dir)["policies"].items():
+        policy = load(entry["env"], entry["algo"], data_dir=data_dir)
+        card = json.loads((data_dir / entry["card"]).read_text())
+        before = card.get("check", {}).get("greedy_returns")
+        card["check"] = card_check(policy)
+        write_atomic(data_dir / entry["card"], (json.dumps(card, indent=1) + "\n").encode())
+        update_manifest(
+            data_dir,
+            name,
+            manifest_entry(
+                data_dir, entry["env_id"], entry["algo"], entry["env"], entry["weights"], entry["card"]
+            ),
+        )
+        log(f"{name}: check returns {card['check']['greedy_returns']} (were {before})")
 
 
 def sizes(data_dir: Path = DATA_DIR) -> str:

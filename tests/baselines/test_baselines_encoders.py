@@ -69,7 +69,8 @@ def _finite(tree) -> bool:
 
 def test_the_options_are_static_network_keys_off_by_default():
     """The defaults stay the 3x3/2 encoder and separate torsos; the Aerial Wildfire Suppression configs
-    (and those based on them) ship HIVEX's simple encoder, whose 5-seed cells hold the suite's results."""
+    (and those based on them) ship HIVEX's simple encoder and the Drone-Based Reforestation IPPO ones the
+    shared encoder, whose 5-seed cells hold the suite's results."""
     for key in ("visual_encoder", "shared_encoder"):
         assert key_kind(key) == "static" and key_section(key) == "network"
     assert (PPOConfig().visual_encoder, PPOConfig().shared_encoder) == ("strided3", False)
@@ -78,7 +79,8 @@ def test_the_options_are_static_network_keys_off_by_default():
     for path in shipped:
         config = load_config(path)
         encoder = "hivex_simple" if config.env_id == "AerialWildfireSuppression-v0" else "strided3"
-        assert (config.visual_encoder, config.shared_encoder) == (encoder, False), path.name
+        shared = config.env_id == "DroneBasedReforestation-v0" and config.algo == "ippo"
+        assert (config.visual_encoder, config.shared_encoder) == (encoder, shared), path.name
 
 
 def test_hivex_simple_trains_a_chunk_with_its_kernels():

@@ -25,12 +25,12 @@ from baselines.pretrained_policies.build import (
     MARKER_START,
     choose_seed,
     read_cards,
-    rewrite_checks,
     table,
     weights_bytes,
 )
 from baselines.pretrained_policies.play import check_returns, first_outputs
 from baselines.pretrained_policies.store import read_manifest, sha256_file
+from baselines.studies.pretrained import rewrite_checks
 
 ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = read_manifest()["policies"]

@@ -94,6 +94,15 @@ OPC_SAFETY = {
 }
 WFC_MAIN_JOB = {"train_env_params": {"max_steps": 500}, "test_worlds": "6000:6032", "total_env_steps": 150000}
 CHANGED_SINCE = {
+    # IPPO's critic a head on the actor's torso since 2026-12-06 (its 5-seed cell held); the GPU and probe
+    # configs inherit it (the CPU config's entry below)
+    **{
+        name: {"shared_encoder": True}
+        for name in (
+            "ippo_drone_based_reforestation_gpu.yaml",
+            "probe_drone_based_reforestation_gpu.yaml",
+        )
+    },
     "ippo_wind_farm_control.yaml": WFC_MAIN_JOB,
     "mappo_wind_farm_control.yaml": WFC_MAIN_JOB,
     "ippo_wind_farm_control_gpu.yaml": {k: WFC_MAIN_JOB[k] for k in ("train_env_params", "test_worlds")},
@@ -123,7 +132,13 @@ CHANGED_SINCE = {
         for name in OPC_GPU
     },
     # twice the budget, so that every seed of five reaches 0.75 of scripted
-    **{f"{algo}_drone_based_reforestation.yaml": {"total_env_steps": 819200} for algo in ("ippo", "mappo")},
+    **{
+        f"{algo}_drone_based_reforestation.yaml": {
+            "total_env_steps": 819200,
+            "shared_encoder": algo == "ippo",
+        }
+        for algo in ("ippo", "mappo")
+    },
     # HIVEX's ML-Agents "simple" encoder: its 5-seed cells hold the suite's results at a quarter of the
     # learner's arithmetic (docs/results.md)
     **{
@@ -185,6 +200,7 @@ def test_a_mappo_config_is_its_ippo_twin_with_a_centralised_critic(path):
     # the algorithm and MAPPO's own critic-input keys, nothing else but a named training-only setting
     assert {"algo", "critic_agent_id", "critic_local_obs"} <= changed
     critic_keys = {"algo", "critic_agent_id", "critic_local_obs", "critic_local_visual", "critic_heads_local"}
+    critic_keys |= {"shared_encoder"}  # IPPO's critic as a head on the actor's torso: not MAPPO's
     assert changed <= critic_keys | MAPPO_TRAINING_ONLY.get(path.name, set())
 
 
