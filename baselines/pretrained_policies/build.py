@@ -131,6 +131,14 @@ def update_manifest(data_dir: Path, name: str, entry: dict[str, Any]) -> None:
     write_atomic(path, (json.dumps(manifest, indent=1) + "\n").encode())
 
 
+def write_card(data_dir: Path, card: dict[str, Any], card_file: str) -> None:
+    """Write `card` to `data_dir / card_file`, then its policy's manifest entry with the new checksums."""
+    write_atomic(data_dir / card_file, (json.dumps(card, indent=1) + "\n").encode())
+    weights_file = card["weights"]["file"]
+    entry = manifest_entry(data_dir, card["env_id"], card["algo"], card["env"], weights_file, card_file)
+    update_manifest(data_dir, card["name"], entry)
+
+
 def is_built(name: str, data_dir: Path = DATA_DIR) -> bool:
     """Whether policy `name` is in the manifest with its files there and their checksums right."""
     try:
@@ -204,18 +212,12 @@ def build_policy(
         "built": {"date": datetime.date.today().isoformat(), **machine_summary()},
     }
     # a provisional manifest entry (card without results) so the policy loads through the one loader
-    write_atomic(data_dir / card_file, (json.dumps(card, indent=1) + "\n").encode())
-    update_manifest(
-        data_dir, name, manifest_entry(data_dir, config.env_id, config.algo, env, weights_file, card_file)
-    )
+    write_card(data_dir, card, card_file)
     policy = load(name.split("_", 1)[1], config.algo, data_dir=data_dir)
     card["held_out"] = held_out_summary(evaluate(policy, HELD_OUT_WORLDS), cell)
     card["suite_cell"] = suite_cell_summary(cell, Path(cell_path), seed["reproduced"])
     card["check"] = card_check(policy)
-    write_atomic(data_dir / card_file, (json.dumps(card, indent=1) + "\n").encode())
-    update_manifest(
-        data_dir, name, manifest_entry(data_dir, config.env_id, config.algo, env, weights_file, card_file)
-    )
+    write_card(data_dir, card, card_file)
     return card
 
 

@@ -25,10 +25,8 @@ from baselines.pretrained_policies.build import (
     greedy_fractions,
     in_middle_half,
     is_built,
-    manifest_entry,
     read_cards,
-    update_manifest,
-    write_atomic,
+    write_card,
     write_table,
 )
 from baselines.pretrained_policies.play import card_check
@@ -153,14 +151,7 @@ def rewrite_checks(data_dir: Path = DATA_DIR, log: Any = print) -> None:
         card = json.loads((data_dir / entry["card"]).read_text())
         before = card.get("check", {}).get("greedy_returns")
         card["check"] = card_check(policy)
-        write_atomic(data_dir / entry["card"], (json.dumps(card, indent=1) + "\n").encode())
-        update_manifest(
-            data_dir,
-            name,
-            manifest_entry(
-                data_dir, entry["env_id"], entry["algo"], entry["env"], entry["weights"], entry["card"]
-            ),
-        )
+        write_card(data_dir, card, entry["card"])
         log(f"{name}: check returns {card['check']['greedy_returns']} (were {before})")
 
 
