@@ -13,6 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from hivex_jax.core.reductions import first_argmin
 from hivex_jax.envs.aerial_wildfire_suppression.dynamics import forward, materialise_grid
 from hivex_jax.envs.aerial_wildfire_suppression.generator import island_half_extent
 from hivex_jax.envs.aerial_wildfire_suppression.params import (
@@ -206,7 +207,7 @@ def update_closest_tree(
     offset = jnp.float32(16.0) * params.camera_ground_size**2
     fire_first = params.observe_fire_first > 0
     score = jnp.where(tree, d2 + jnp.where(burning & fire_first, 0.0, offset), jnp.inf)
-    best = jnp.argmin(score, axis=-1)
+    best = first_argmin(score)
     best_score = jnp.take_along_axis(score, best[:, None], axis=1)[:, 0]
     best_burning = jnp.take_along_axis(burning, best[:, None], axis=1)[:, 0]
     tree_seen = jnp.isfinite(best_score)

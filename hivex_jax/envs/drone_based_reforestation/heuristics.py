@@ -5,6 +5,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from hivex_jax.core.reductions import first_argmax
 from hivex_jax.envs.drone_based_reforestation.observations import (
     GRAY_BAND,
     GRAY_BAND_RANGE,
@@ -55,7 +56,7 @@ def scripted_policy(obs: dict[str, jax.Array], params: DroneParams) -> dict[str,
     mid = s // 2
     here = jnp.min(pot[:, mid - 1 : mid + 1, mid - 1 : mid + 1], axis=(1, 2))
     flat = pot.reshape(pot.shape[0], -1)
-    best = jnp.argmax(flat, axis=-1)
+    best = first_argmax(flat)
     best_pot = jnp.max(flat, axis=-1)
     unit = (2.0 * jnp.arange(s, dtype=jnp.float32) + 1.0) / s - 1.0
     ahead = -unit[best // s]

@@ -8,6 +8,7 @@ from collections.abc import Callable
 import jax
 import jax.numpy as jnp
 
+from hivex_jax.core.reductions import first_argmin
 from hivex_jax.envs.ocean_plastic_collection.dynamics import STEER_LEFT, STEER_NOOP, STEER_RIGHT
 from hivex_jax.envs.ocean_plastic_collection.observations import VECTOR_SIZE, VISUAL_SIZE
 from hivex_jax.envs.ocean_plastic_collection.params import OceanPlasticParams
@@ -124,7 +125,7 @@ def _scripted_policy(
     distance = jnp.sqrt(ahead**2 + starboard**2)
     bearing = jnp.arctan2(-starboard, ahead)  # + = to the left
     cost = jnp.where(grid > 0, distance + TURN_COST * jnp.abs(bearing), jnp.inf).reshape(a, -1)
-    best = jnp.argmin(cost, axis=-1)
+    best = first_argmin(cost)
     pebble_error = bearing.reshape(-1)[best]
     sees_pebble = jnp.isfinite(jnp.min(cost, axis=-1))
 
