@@ -2,7 +2,8 @@
 
 XLA lowers an arg-reduction to a reduction over (value, index) pairs, which its CPU backend does not
 vectorise: on Aerial Wildfire Suppression's 3 x 1,764 camera pixels per world it cost 3x a plain min and
-an integer min together (0.3 of the env's step at 192 worlds). Two single-operand reductions vectorise.
+an integer min together (about a quarter of the env's step at 192 worlds). Two single-operand
+reductions vectorise.
 """
 
 from __future__ import annotations
