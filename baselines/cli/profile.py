@@ -129,22 +129,29 @@ class UpdateProfile:
             return jax.lax.scan(step, (env_state, key), None, config.num_steps)[1]
 
         def inference(runner: Any, traj: Any, key: jax.Array) -> Any:
-            """The rollout's networks over its observations: the policy's sample and log-prob, V(s_t) and
-            V of the next observation (the rollout's V(final obs))."""
+            """The rollout's networks over its observations: the policy's sample and log-prob, V(s_t), and
+            the bootstrap: V of the next observation at every step, or with cut slots once after the
+            rollout over the last observation and the slots (`baselines.core.bootstrap`)."""
             critic_obs = traj.obs if traj.critic_obs is None else traj.critic_obs
             next_obs = jax.tree.map(lambda x: jnp.roll(x, -1, axis=0), critic_obs)
+            slots = train.cut_slots
 
             def step(memory: Any, inputs: tuple) -> tuple[Any, tuple]:
                 obs, critic, next_critic, done, k = inputs
                 memory, dist, _ = policy.act(runner.params, obs, memory)
                 action = dist.sample(k)
                 value = train.value(runner.params, critic)
-                next_value = train.value(runner.params, next_critic)
+                next_value = value if slots is not None else train.value(runner.params, next_critic)
                 return policy.next_memory(memory, done), (action, dist.log_prob(action), value, next_value)
 
             done = traj.episode_end[..., 0]
             inputs = (traj.obs, critic_obs, next_obs, done, jax.random.split(key, config.num_steps))
-            return jax.lax.scan(step, runner.memory, inputs)[1]
+            out = jax.lax.scan(step, runner.memory, inputs)[1]
+            if slots is None:
+                return out
+            # as many inputs as the last observation and the slots (of the first steps: the same cost)
+            after = jax.tree.map(lambda x: x[: 1 + slots].reshape(-1, *x.shape[2:]), critic_obs)
+            return out, train.value(runner.params, after)
 
         def gae(runner: Any, traj: Any) -> tuple:
             returns_runner, _, advantages, targets = train.advantages(runner, traj)

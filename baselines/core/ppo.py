@@ -18,6 +18,8 @@ The core asks each concern for its part and does not branch on it:
   return, kept in `RunnerState.returns`).
 - the value (`baselines.core.value_heads`): one, or with `value_heads` one per named reward term besides the
   rest, each with its own GAE; the policy reads the sum of the heads' advantages.
+- the truncation bootstrap (`baselines.core.bootstrap`): V(s_{t+1}) is the next step's V(s_t), and where the
+  time limit cut an episode the value of its final input, kept in a slot and read once after the rollout.
 - training-only recipes (`baselines.core.extensions`): a training-reward transform after each env step
   (reward-term re-weighting with its anneal, reward sharing) and auxiliary losses (the teacher: extra
   fields recorded in `Transition.extras`, a term added to the loss with its own metrics).
@@ -26,9 +28,9 @@ Every switch off (the default) gives the program without it, bit for bit.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 import jax
@@ -49,6 +51,7 @@ from baselines.config import (
 )
 from baselines.core import extensions
 from baselines.core import member as members
+from baselines.core.bootstrap import CutInputs, bootstrap_step, cut_slots, cut_values, with_next_values
 from baselines.core.inputs import CriticInput, ObsNormalization, ReturnScaler
 from baselines.core.inputs import critic_inputs as critic_inputs  # re-exported: MAPPO's critic input
 from baselines.core.kernels import ReturnScaling, example_obs, finite_flags, make_optimizer, rollout_metrics
@@ -92,6 +95,9 @@ class Transition:
     discounted_return: jax.Array | None = None  # f32[N, A], reward_scaling="return_std" only
     episode_start: jax.Array | None = None  # bool[N, A], recurrent only: obs is an episode's first
     extras: dict = struct.field(default_factory=dict)  # what auxiliary losses record (teacher_action...)
+    # i32[N] while the rollout runs with cut slots (`baselines.core.bootstrap`): where this step's final
+    # critic input was kept (-1: not cut; `next_value` is None until the rollout fills it)
+    cut_slot: jax.Array | None = None
 
 
 @dataclass(frozen=True)
@@ -130,6 +136,9 @@ class Train:
     # the config's cache keys (`baselines.core.program_cache`): the population, the training env and the
     # evaluations key their compiled programs with these instead of reading the config again
     keys: ProgramKeys | None = None
+    # slots per env for the final inputs of episodes cut by their time limit (`baselines.core.bootstrap`);
+    # None: the rollout computes V(final obs) at every step (a fused member, or short episodes)
+    cut_slots: int | None = None
 
 
 # -------------------------------------------------------------------------------------- the trainer
@@ -163,6 +172,7 @@ def make_train(
         config.obs_normalization, config.obs_norm_clip, network.centralised_critic
     )
     return_scaler = ReturnScaler(config.reward_scaling == "return_std", config.gamma)
+    slots = cut_slots(num_steps, train_params, start_params)  # for the config's own max_steps
 
     training_env = TrainingEnv.of(env, train_params, train_worlds, pregenerate, keys, member_worlds, **pool)
     num_agents = env.num_agents
@@ -175,7 +185,7 @@ def make_train(
     training_env_params = extensions.EnvParamsAnneal(extension, env_params, start_params)  # the curriculum
     auxiliary_losses = extensions.auxiliary_losses(extension, env)
     # (member, key): a fused member's data key, or the config's
-    data = functools.partial(members.value, scalars, train_params)
+    data = partial(members.value, scalars, train_params)
 
     def value_of(params: dict, critic_obs: dict) -> jax.Array:
         return critic.apply(params, normalization.critic_view(params, critic_obs))
@@ -201,9 +211,8 @@ def make_train(
         return RunnerState(params, opt_state, env_state, obs, k_run, jnp.int32(0), returns, memory)
 
     # --------------------------------------------------------------------------------- rollout
-    def env_step(
-        runner: RunnerState, _: Any, member: dict | None = None
-    ) -> tuple[RunnerState, tuple[Transition, dict]]:
+    def env_step(carry: tuple, _: Any, member: dict | None = None) -> tuple[tuple, tuple[Transition, dict]]:
+        runner, cuts = carry  # cuts: `CutInputs`, or None where every step computes V(final obs)
         step_params = training_env_params(data(member, "env_params"), runner.update, member)
         rng, k_action, k_env = jax.random.split(runner.rng, 3)
         params = runner.params
@@ -212,13 +221,15 @@ def make_train(
         critic_obs = critic_input(runner.env_state, runner.obs, step_params)
         value = value_of(params, critic_obs)
         params_or_worlds = training_env.params_for(step_params, member)  # a fused member's own worlds
-        obs, env_state, reward, terminated, _, info, final_obs, final_state = jax.vmap(
+        obs, env_state, reward, terminated, truncated, info, final_obs, final_state = jax.vmap(
             training_env.step, (0, 0, 0, None)
         )(jax.random.split(k_env, num_envs), runner.env_state, action, params_or_worlds)
         # the reward learnt from; info["episode"] (the "return" metrics) keeps the env's
         reward = training_reward(info, reward, info["active"], runner.update, member)
-        # V of where the step got before auto-reset (observation or global state): the truncation bootstrap
-        next_value = value_of(params, critic_input(final_state, final_obs, step_params))
+        # V of where the step got before auto-reset (observation or global state): the truncation bootstrap,
+        # here or (with cut slots) after the rollout, from the inputs kept where the time limit cut
+        final_input = critic_input(final_state, final_obs, step_params)
+        cuts, next_value, cut_slot = bootstrap_step(cuts, final_input, truncated, partial(value_of, params))
         episode_end = jnp.broadcast_to(info["done"][:, None], terminated.shape)
         returns, discounted = return_scaler.step(runner.returns, reward, episode_end)
         transition = Transition(
@@ -228,6 +239,7 @@ def make_train(
             log_prob=dist.log_prob(action),
             value=value,
             next_value=next_value,
+            cut_slot=cut_slot,
             reward=value_heads.split(info, reward, info["active"], runner.update, member),
             terminated=terminated,
             episode_end=episode_end,
@@ -241,13 +253,22 @@ def make_train(
         episode = {k: info["episode"][k] for k in ("done", "return", "length")}
         memory = policy.next_memory(memory, info["done"])  # the obs just returned may start an episode
         runner = replace(runner, obs=obs, env_state=env_state, rng=rng, returns=returns, memory=memory)
-        return runner, (transition, episode)
+        return (runner, cuts), (transition, episode)
 
     def rollout(
         runner: RunnerState, member: dict | None = None
     ) -> tuple[RunnerState, tuple[Transition, dict]]:
         """`num_steps` env steps: the trajectory `[T, N, A, ...]` and the finished-episode records."""
-        return jax.lax.scan(lambda r, x: env_step(r, x, member), runner, None, num_steps)
+        step_params = training_env_params(data(member, "env_params"), runner.update, member)
+        inputs_of = partial(critic_input, env_params=step_params)
+        cut = slots is not None and member is None  # a fused member's max_steps are its data: every step
+        empty = CutInputs.empty(inputs_of(runner.env_state, runner.obs), slots) if cut else None  # shapes
+        scan = jax.lax.scan(partial(env_step, member=member), (runner, empty), None, num_steps)
+        (runner, cuts), (traj, episode) = scan
+        if cut:  # the bootstrap from the next step's value, the last observation's and the slots'
+            last_value = value_of(runner.params, inputs_of(runner.env_state, runner.obs))
+            traj = with_next_values(traj, last_value, cut_values(partial(value_of, runner.params), cuts))
+        return runner, (traj, episode)
 
     loss_fn = make_loss(
         policy, critic, normalization, critic_input, auxiliary_losses, data, scalars, normalize_advantages
@@ -308,6 +329,7 @@ def make_train(
         return jax.lax.scan(lambda r, x: update_step(r, x, member), runner, None, chunk_updates)
 
     parts = {"policy": policy, "training_env": training_env, "train_params": train_params, "value": value_of}
+    parts["cut_slots"] = slots
     parts.update(advantages=advantages, learner=learner, **policy.memory_api())
     act = policy.evaluation_act
     return Train(config, env, env_params, init, update_chunk, act, rollout, keys=keys, **parts)
