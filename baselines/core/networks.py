@@ -203,10 +203,23 @@ class RecurrentActor(nn.Module):
     visual_encoder: str = "strided3"
 
     @nn.compact
-    def __call__(self, obs: dict[str, jax.Array], hidden: jax.Array) -> tuple[jax.Array, HybridDistribution]:
-        x = Encoder(self.hidden_sizes, self.cnn_channels, self.activation, self.visual_encoder)(obs)
-        hidden, x = nn.GRUCell(self.gru_size, name="gru")(hidden, x)
+    def __call__(
+        self, obs: dict[str, jax.Array] | None, hidden: jax.Array, features: jax.Array | None = None
+    ) -> tuple[jax.Array, HybridDistribution]:
+        """`features`: the encoder's output for `obs` when the caller has it (a replay encodes all its steps
+        at once, `recurrent_features`); `obs` is then not read."""
+        if features is None:
+            encoder = Encoder(self.hidden_sizes, self.cnn_channels, self.activation, self.visual_encoder)
+            features = encoder(obs)
+        hidden, x = nn.GRUCell(self.gru_size, name="gru")(hidden, features)
         return hidden, hybrid_head(self, x, self.continuous_dims, self.discrete_branches, self.init_log_std)
+
+
+def recurrent_features(actor: RecurrentActor, actor_params: Mapping[str, Any], obs: dict) -> jax.Array:
+    """`actor`'s encoder alone over `obs [..., A, ...]` (any leading axes: a replay's every step at once),
+    f32[..., A, F]: the features each of its steps feeds the GRU."""
+    encoder = Encoder(actor.hidden_sizes, actor.cnn_channels, actor.activation, actor.visual_encoder)
+    return encoder.apply({"params": actor_params["params"][ENCODER]}, obs)  # pyright: ignore[reportReturnType]
 
 
 def initial_hidden(lead_shape: tuple[int, ...], gru_size: int) -> jax.Array:

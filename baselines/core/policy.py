@@ -19,7 +19,13 @@ from flax import struct
 
 from baselines.config import ConfigError, NetworkConfig
 from baselines.core.kernels import env_minibatches, flatten_batch, shuffled_minibatches
-from baselines.core.networks import Actor, HybridDistribution, RecurrentActor, initial_hidden
+from baselines.core.networks import (
+    Actor,
+    HybridDistribution,
+    RecurrentActor,
+    initial_hidden,
+    recurrent_features,
+)
 
 #: `readout(dist, action, extras) -> tuple` of per-step arrays: what the loss needs from the policy
 Readout = Callable[[HybridDistribution, dict, dict], tuple]
@@ -117,12 +123,19 @@ class RecurrentPolicy:
         return PolicyMemory(self.initial_memory((num_envs, num_agents)), jnp.ones(num_envs, bool))
 
     def step(
-        self, params: dict, obs: dict, hidden: jax.Array, episode_start: jax.Array
+        self,
+        params: dict,
+        obs: dict | None,
+        hidden: jax.Array,
+        episode_start: jax.Array,
+        features: jax.Array | None = None,
     ) -> tuple[jax.Array, Any]:
-        """One step on `obs [..., A, ...]` (viewed through `view`): the GRU starts from the initial state
-        where `episode_start [..., A]`, else from `hidden [..., A, H]`. `(new hidden, dist)`."""
+        """One step on `obs [..., A, ...]` (viewed through `view`; or on its encoder's `features`): the GRU
+        starts from the initial state where `episode_start [..., A]`, else from `hidden [..., A, H]`.
+        `(new hidden, dist)`."""
         hidden = jnp.where(episode_start[..., None], self.initial_memory(hidden.shape[:-1]), hidden)
-        return self.actor.apply(params["actor"], self.view(params, obs), hidden)
+        viewed = None if features is not None else self.view(params, obs)
+        return self.actor.apply(params["actor"], viewed, hidden, features)
 
     def act(self, params: dict, obs: dict, memory: PolicyMemory) -> tuple[jax.Array, Any, jax.Array]:
         """The rollout's step on `obs [N, A, ...]`: `(hidden, dist, episode_start bool[N, A])`."""
@@ -155,11 +168,14 @@ class RecurrentPolicy:
         rollout's params, log_prob equals `traj.log_prob`)."""
 
         def step(hidden: jax.Array, inputs: tuple) -> tuple[jax.Array, tuple]:
-            obs, action, episode_start, extras = inputs
-            hidden, dist = self.step(params, obs, hidden, episode_start)
+            features, action, episode_start, extras = inputs
+            hidden, dist = self.step(params, None, hidden, episode_start, features)
             return hidden, readout(dist, action, extras)
 
-        inputs = (traj.obs, traj.action, traj.episode_start, traj.extras)
+        # the encoder does not read the memory: every step's at once, one large batch instead of T small
+        # ones inside the loop (which runs only the GRU and the head)
+        features = recurrent_features(self.actor, params["actor"], self.view(params, traj.obs))
+        inputs = (features, traj.action, traj.episode_start, traj.extras)
         return jax.lax.scan(step, hidden0, inputs)[1]
 
     def memory_api(self) -> dict[str, Callable]:

@@ -95,6 +95,23 @@ def test_the_update_replays_each_rollout_from_its_stored_first_state():
     assert float(metrics["approx_kl"][0]) < 1e-8 and float(metrics["clip_fraction"][0]) == 0.0
 
 
+def test_a_replay_with_a_camera_encodes_its_steps_at_once_and_gives_the_rollout_log_probs():
+    # the replay runs the encoder over every step in one batch, then the GRU step by step
+    # (`recurrent_features`); the rollout ran the encoder inside each step: the same log-probs
+    config = from_dict({**TINY_CONFIG, "recurrent": "gru", "gru_size": 8, "num_seeds": 1})
+    train = make_train(config)
+    assert "visual" in train.env.observation_space(train.env_params).spaces
+    rollout = jax.jit(train.rollout)
+    state, _ = rollout(jax.jit(train.init)(jax.random.PRNGKey(0)))
+    _, (traj, _) = rollout(state)  # starts mid-episode, from a GRU state that is not the initial one
+    replay = jax.jit(train.replay)
+    log_prob, _, _ = replay(state.params, traj, state.memory.hidden)
+    np.testing.assert_allclose(log_prob, traj.log_prob, atol=1e-5)
+    zeros = 0.0 * state.memory.hidden  # the check has power: the wrong first state is seen
+    log_prob, _, _ = replay(state.params, traj, zeros)
+    assert np.abs(np.asarray(log_prob) - np.asarray(traj.log_prob)).max() > 1e-3
+
+
 def test_env_minibatches_keep_each_sequence_in_order_with_its_first_state():
     steps, num_envs, m = 3, 8, 4
     env = np.arange(num_envs)
