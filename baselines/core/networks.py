@@ -209,6 +209,8 @@ class RecurrentActor(nn.Module):
         """`features`: the encoder's output for `obs` when the caller has it (a replay encodes all its steps
         at once, `recurrent_features`); `obs` is then not read."""
         if features is None:
+            if obs is None:
+                raise ValueError("RecurrentActor needs the observation or its encoder's features")
             encoder = Encoder(self.hidden_sizes, self.cnn_channels, self.activation, self.visual_encoder)
             features = encoder(obs)
         hidden, x = nn.GRUCell(self.gru_size, name="gru")(hidden, features)

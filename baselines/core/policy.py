@@ -134,7 +134,7 @@ class RecurrentPolicy:
         starts from the initial state where `episode_start [..., A]`, else from `hidden [..., A, H]`.
         `(new hidden, dist)`."""
         hidden = jnp.where(episode_start[..., None], self.initial_memory(hidden.shape[:-1]), hidden)
-        viewed = None if features is not None else self.view(params, obs)
+        viewed = None if obs is None else self.view(params, obs)  # a replay passes the features alone
         return self.actor.apply(params["actor"], viewed, hidden, features)
 
     def act(self, params: dict, obs: dict, memory: PolicyMemory) -> tuple[jax.Array, Any, jax.Array]:

@@ -28,7 +28,7 @@ Every switch off (the default) gives the program without it, bit for bit.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
@@ -137,7 +137,7 @@ class Train:
     # evaluations key their compiled programs with these instead of reading the config again
     keys: ProgramKeys | None = None
     # slots per env for the final inputs of episodes cut by their time limit (`baselines.core.bootstrap`);
-    # None: the rollout computes V(final obs) at every step (a fused member, or short episodes)
+    # None: the rollout computes V(final obs) at every step (short episodes)
     cut_slots: int | None = None
 
 
@@ -148,11 +148,13 @@ def make_train(
     env_params: Any = None,
     member_worlds: Any = None,
     keys: ProgramKeys | None = None,
+    cut_params: Sequence[Any] = (),
     **pool: bool,
 ) -> Train:
     """Build `init` / `update_chunk` / `act` of `config.algo` (ippo or mappo) for `config` (env made from
     the config if not given; `member_worlds`, `pool_as_data=`: a fused member's pool: `TrainingEnv.of`;
-    `keys`: the config's `ProgramKeys` when the caller has them). The config is read here, once: each
+    `keys`: the config's `ProgramKeys` when the caller has them; `cut_params`: a fused population's members'
+    `EnvParams`, whose `max_steps` also bound the rollout's cut slots). The config is read here, once: each
     piece gets its part (`baselines.config.sections`) or its values."""
     if env is None:
         env, env_params = make_env(config)
@@ -172,7 +174,7 @@ def make_train(
         config.obs_normalization, config.obs_norm_clip, network.centralised_critic
     )
     return_scaler = ReturnScaler(config.reward_scaling == "return_std", config.gamma)
-    slots = cut_slots(num_steps, train_params, start_params)  # for the config's own max_steps
+    slots = cut_slots(num_steps, train_params, start_params, *cut_params)  # `baselines.core.bootstrap`
 
     training_env = TrainingEnv.of(env, train_params, train_worlds, pregenerate, keys, member_worlds, **pool)
     num_agents = env.num_agents
@@ -238,7 +240,7 @@ def make_train(
             action=action,
             log_prob=dist.log_prob(action),
             value=value,
-            next_value=next_value,
+            next_value=next_value,  # pyright: ignore[reportArgumentType] (None: the rollout fills it)
             cut_slot=cut_slot,
             reward=value_heads.split(info, reward, info["active"], runner.update, member),
             terminated=terminated,
@@ -261,11 +263,10 @@ def make_train(
         """`num_steps` env steps: the trajectory `[T, N, A, ...]` and the finished-episode records."""
         step_params = training_env_params(data(member, "env_params"), runner.update, member)
         inputs_of = partial(critic_input, env_params=step_params)
-        cut = slots is not None and member is None  # a fused member's max_steps are its data: every step
-        empty = CutInputs.empty(inputs_of(runner.env_state, runner.obs), slots) if cut else None  # shapes
+        empty = None if slots is None else CutInputs.empty(inputs_of(runner.env_state, runner.obs), slots)
         scan = jax.lax.scan(partial(env_step, member=member), (runner, empty), None, num_steps)
         (runner, cuts), (traj, episode) = scan
-        if cut:  # the bootstrap from the next step's value, the last observation's and the slots'
+        if cuts is not None:  # V(s_{t+1}): the next step's value, the last observation's, the slots'
             last_value = value_of(runner.params, inputs_of(runner.env_state, runner.obs))
             traj = with_next_values(traj, last_value, cut_values(partial(value_of, runner.params), cuts))
         return runner, (traj, episode)

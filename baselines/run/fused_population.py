@@ -15,6 +15,7 @@ from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
 import hivex_jax
+from baselines.config import curriculum_start_params
 from baselines.core.member import member_data
 from baselines.core.ppo import make_train
 from baselines.core.training_env import segments_and_tables, union_and_tables
@@ -22,6 +23,11 @@ from baselines.run.distributed import fetch
 from baselines.run.fused_plan import settings_differ, split_by_pool
 from baselines.run.population import Population, place_global
 from hivex_jax.wrappers import PregeneratedWorldPool
+
+
+def _slots_needed(train: Any) -> float:
+    """How many cut slots `train`'s rollout keeps per env (`Train.cut_slots`; None, every step: infinite)."""
+    return float("inf") if train.cut_slots is None else train.cut_slots
 
 
 def pool_groups(members: Sequence[Population]) -> list[list[int]]:
@@ -45,17 +51,23 @@ class FusedPopulation(Population):
         worlds = [m.config.train_worlds for m in members]
         keys = members[0].train.keys  # the program's config is the first member's
         groups = pool_groups(self.members)
+        # the rollout's cut slots must hold every member's shortest episodes (`baselines.core.bootstrap`)
+        cut_params = [p for m in members for p in (m.train.train_params, curriculum_start_params(m.config))]
         if len(groups) > 1:  # their own pregenerated pools joined; each member draws from its own
             member_pool = [next(k for k, g in enumerate(groups) if i in g) for i in range(len(members))]
             pools = [members[g[0]].train.training_env.pool for g in groups]
             pool, tables = segments_and_tables(pools, member_pool)
-            super().__init__(make_train(members[0].config, member_worlds=pool, keys=keys), devices)
+            train = make_train(members[0].config, member_worlds=pool, keys=keys, cut_params=cut_params)
+            super().__init__(train, devices)
         elif len(set(worlds)) > 1:  # one pool of every member's worlds; each draws from its own
             pool, tables = union_and_tables(worlds)
-            super().__init__(make_train(members[0].config, member_worlds=pool, keys=keys), devices)
+            train = make_train(members[0].config, member_worlds=pool, keys=keys, cut_params=cut_params)
+            super().__init__(train, devices)
         else:
             tables = [{} for _ in members]
-            super().__init__(members[0].train, devices)
+            # one pool: the members' trainers differ only in data keys and their cut slots; the one with
+            # the most slots (None: at every step) holds every member's cuts
+            super().__init__(max((m.train for m in members), key=_slots_needed), devices)
         self.rows = len(members) * self.config.num_seeds
         data = [
             {**member_data(m.config, m.train.train_params, m.train.env, m.train.env_params), **table}
