@@ -30,6 +30,12 @@ def _slots_needed(train: Any) -> float:
     return float("inf") if train.cut_slots is None else train.cut_slots
 
 
+def _cut_params(members: Sequence[Population]) -> list[Any]:
+    """Every member's training and curriculum-start `EnvParams`: a rebuilt program's rollout keeps the cut
+    slots of the shortest episodes among them (`make_train(cut_params=)`, `baselines.core.bootstrap`)."""
+    return [p for m in members for p in (m.train.train_params, curriculum_start_params(m.config))]
+
+
 def pool_groups(members: Sequence[Population]) -> list[list[int]]:
     """Members (indices) grouped by training pool when they differ in an env setting (task, level, env
     params) and pregenerate their pools, which then differ (`fused_plan.split_by_pool`); one group
@@ -51,23 +57,22 @@ class FusedPopulation(Population):
         worlds = [m.config.train_worlds for m in members]
         keys = members[0].train.keys  # the program's config is the first member's
         groups = pool_groups(self.members)
-        # the rollout's cut slots must hold every member's shortest episodes (`baselines.core.bootstrap`)
-        cut_params = [p for m in members for p in (m.train.train_params, curriculum_start_params(m.config))]
         if len(groups) > 1:  # their own pregenerated pools joined; each member draws from its own
             member_pool = [next(k for k, g in enumerate(groups) if i in g) for i in range(len(members))]
             pools = [members[g[0]].train.training_env.pool for g in groups]
             pool, tables = segments_and_tables(pools, member_pool)
-            train = make_train(members[0].config, member_worlds=pool, keys=keys, cut_params=cut_params)
-            super().__init__(train, devices)
         elif len(set(worlds)) > 1:  # one pool of every member's worlds; each draws from its own
             pool, tables = union_and_tables(worlds)
-            train = make_train(members[0].config, member_worlds=pool, keys=keys, cut_params=cut_params)
-            super().__init__(train, devices)
         else:
-            tables = [{} for _ in members]
+            pool, tables = None, [{} for _ in members]
+        if pool is None:
             # one pool: the members' trainers differ only in data keys and their cut slots; the one with
             # the most slots (None: at every step) holds every member's cuts
-            super().__init__(max((m.train for m in members), key=_slots_needed), devices)
+            train = max((m.train for m in members), key=_slots_needed)
+        else:
+            cut_params = _cut_params(members)
+            train = make_train(members[0].config, member_worlds=pool, keys=keys, cut_params=cut_params)
+        super().__init__(train, devices)
         self.rows = len(members) * self.config.num_seeds
         data = [
             {**member_data(m.config, m.train.train_params, m.train.env, m.train.env_params), **table}
