@@ -12,10 +12,15 @@ from hivex_jax.cli_support import prepare_jax
 prepare_jax()  # PJRT_NPROC before jax starts a backend (`python -m baselines.cli.bench`)
 
 
-def train_throughput(config_path: str | None, overrides: list[str], num_updates: int) -> dict[str, Any]:
+def train_throughput(
+    config_path: str | None, overrides: list[str], num_updates: int, seeds: str = "auto"
+) -> dict[str, Any]:
     """Compile one chunk of `num_updates` updates for the config's population (seeds x envs), run it
     once to warm up and once timed. Returns env and agent steps per second over all seeds (rollout +
-    GAE + PPO epochs, i.e. everything `hivex train` does between host calls), and the compile time."""
+    GAE + PPO epochs, i.e. everything `hivex train` does between host calls), and the compile time.
+    `seeds`: "auto" (as `hivex train`: `seeds_in_turn`), "vmap" or "in_turn", to compare the two."""
+    if seeds not in ("auto", "vmap", "in_turn"):
+        raise ValueError(f"seeds must be auto, vmap or in_turn; got {seeds!r}")
     # imported when run, not at the top: keeps the command's start (--help, argument errors) fast
     from baselines.config import load_config
     from baselines.core.ppo import make_train
@@ -24,6 +29,8 @@ def train_throughput(config_path: str | None, overrides: list[str], num_updates:
     config = load_config(config_path, [*overrides, f"chunk_updates={int(num_updates)}"])
     train = make_train(config)
     population = Population(train)
+    if seeds != "auto":
+        population.in_turn = seeds == "in_turn"
     state = population.init()
     compile_s = population.compile(state)
     state, _ = population.chunk(state)  # warm-up (first-run allocations)
@@ -39,6 +46,7 @@ def train_throughput(config_path: str | None, overrides: list[str], num_updates:
         "compile_s": compile_s,
         "num_envs": config.num_envs,
         "num_seeds": config.num_seeds,
+        "seeds": "in_turn" if population.in_turn else "vmap",
         "num_steps": config.num_steps,
         "num_updates": int(num_updates),
         "seconds": seconds,
@@ -57,9 +65,10 @@ if __name__ == "__main__":
     parser.add_argument("--config", default=None)
     parser.add_argument("--updates", type=int, default=5)
     parser.add_argument("--json", default=None, help="also write the result here")
+    parser.add_argument("--seeds", default="auto", choices=["auto", "vmap", "in_turn"], help="seed loop")
     parser.add_argument("overrides", nargs="*")
     args = parser.parse_args()
-    text = json.dumps(train_throughput(args.config, args.overrides, args.updates), indent=1)
+    text = json.dumps(train_throughput(args.config, args.overrides, args.updates, args.seeds), indent=1)
     print(text)
     if args.json:
         with open(args.json, "w") as f:  # (stdout may carry other packages' prints, e.g. jaxmarl's)

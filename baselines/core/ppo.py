@@ -2,9 +2,10 @@
 
 `make_train(config)` returns jittable `init(key)` and `update_chunk(runner)`; the chunk scans
 `config.chunk_updates` PPO updates, each: a `num_steps` rollout of `num_envs` envs, GAE, then
-`update_epochs` epochs of `num_minibatches` clipped-PPO steps. Seeds are a `vmap` axis
-(`baselines.run.population`). Arrays are `[T, num_envs, num_agents, ...]` until the policy batches them;
-the kernels (GAE, PPO loss, minibatches, optimiser, running statistics) are in `baselines.core.kernels`.
+`update_epochs` epochs of `num_minibatches` clipped-PPO steps. Seeds are a leading axis, vmapped or
+run in turn (`baselines.run.population`). Arrays are `[T, num_envs, num_agents, ...]` until the policy
+batches them; the kernels (GAE, PPO loss, minibatches, optimiser, running statistics) are in
+`baselines.core.kernels`.
 
 The core asks each concern for its part and does not branch on it:
 - the actor (`baselines.core.policy`): feed-forward or `recurrent="gru"` behind one interface. A recurrent
@@ -103,7 +104,7 @@ class Transition:
 @dataclass(frozen=True)
 class Train:
     """What `make_train` returns. `init(key) -> RunnerState` and `update_chunk(RunnerState) ->
-    (RunnerState, metrics [K, ...])` are pure and jittable (one seed; vmap them over seeds);
+    (RunnerState, metrics [K, ...])` are pure and jittable (one seed; map them over seeds);
     `act(params, obs [A, ...], key, greedy) -> action` is the trained policy for evaluation;
     `rollout(RunnerState)` collects one update's trajectory (for tests and inspection).
 

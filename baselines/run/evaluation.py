@@ -27,7 +27,7 @@ from baselines.run.eval_policies import (
     policy_env,
 )
 from baselines.run.eval_worlds import distinct_worlds, world_setting
-from baselines.run.population import Population, get_population
+from baselines.run.population import Population, get_population, seeds_in_turn
 from baselines.run.transfer import env_setting, eval_config
 from hivex_jax.eval import rollout
 from hivex_jax.eval.score import score_fields
@@ -45,8 +45,11 @@ class HeldOutEvaluation:
         worlds: str | Sequence[int],
         num_steps: int | None = None,
         params_as_data: bool = False,
+        in_turn: bool | None = None,
     ):
         cfg = train.config
+        # the seeds' policies one after another (None: as the population runs them, `seeds_in_turn`)
+        in_turn = seeds_in_turn(jax.devices()) if in_turn is None else in_turn
         env, params = train.env, train.env_params
         key = jax.random.PRNGKey(cfg.eval_seed)
         self.train = train  # its env is the evaluated one (stress / file worlds): the GIF plays there too
@@ -72,6 +75,7 @@ class HeldOutEvaluation:
             num_steps,
             True,
             params_as_data,
+            in_turn=in_turn,
         )
         self._baselines_as_data = None
         if params_as_data and cfg.env_id in BASELINES_EXACT_AS_DATA:

@@ -1,4 +1,5 @@
-"""The fused population: members x seeds of one program on one vmapped axis, each row computing
+"""The fused population: members x seeds of one program on one leading axis (vmapped, or in turn on
+one CPU device as `hivex train`'s seeds), each row computing
 with its member's data (`baselines.core.member.member_data`), sharded over every device of every process like
 `hivex train`'s seed axis. Running it (files, checkpoints, evaluation): `baselines.run.fused`.
 """
@@ -21,7 +22,7 @@ from baselines.core.ppo import make_train
 from baselines.core.training_env import segments_and_tables, union_and_tables
 from baselines.run.distributed import fetch
 from baselines.run.fused_plan import settings_differ, split_by_pool
-from baselines.run.population import Population, place_global
+from baselines.run.population import Population, over_seeds, place_global
 from hivex_jax.wrappers import PregeneratedWorldPool
 
 
@@ -47,7 +48,7 @@ def pool_groups(members: Sequence[Population]) -> list[list[int]]:
 
 
 class FusedPopulation(Population):
-    """Members x seeds of one program on one vmapped axis (row `m * num_seeds + i`: member m, seed i);
+    """Members x seeds of one program on one leading axis (row `m * num_seeds + i`: member m, seed i);
     each row computes with its member's data (`member_data`), each member initialises from its own
     config (the state its run alone would start from; members in other env settings through the
     program's trainer with their rows as data, one compiled init for all)."""
@@ -88,12 +89,12 @@ class FusedPopulation(Population):
         # on the devices of every process, sharded as the state's rows (each process places its shards)
         by_rows = NamedSharding(self.mesh, P("pop") if self.shard_axis == "seeds" else P())
         self.member_rows = jax.tree.map(lambda x: place_global(np.asarray(x), by_rows), host_rows)
-        self._chunk = jax.jit(self._vmapped_chunk)
+        self._chunk = jax.jit(self._population_chunk)
         # the member's index is data: one compiled slice serves every member (not one compile each)
         self._member_state = jax.jit(self._member_rows_of)
 
-    def _vmapped_chunk(self, state: Any, member_rows: Any = None) -> tuple[Any, dict]:  # type: ignore[override]
-        state, metrics = jax.vmap(self.train.update_chunk)(state, member_rows)
+    def _population_chunk(self, state: Any, member_rows: Any = None) -> tuple[Any, dict]:  # type: ignore[override]
+        state, metrics = over_seeds(self.train.update_chunk, self.in_turn)(state, member_rows)
         return jax.lax.with_sharding_constraint(state, self.shardings(state)), metrics
 
     def init(self, seed: int | None = None) -> Any:

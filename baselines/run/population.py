@@ -1,5 +1,6 @@
 """The population: `num_seeds` independent runs of one config, vmapped and sharded over the devices
-(of every process when `jax.distributed` runs several; `baselines.run.distributed`), and the cache that
+(of every process when `jax.distributed` runs several; `baselines.run.distributed`) or, on one CPU
+device, run in turn in one program (`seeds_in_turn`), and the cache that
 lets a resumed run, `hivex evaluate` after `hivex train` or a sweep over host-only keys reuse the
 compiled programs."""
 
@@ -20,9 +21,26 @@ from baselines.core.program_cache import ProgramKeys, cached
 from baselines.run.distributed import fetch
 
 
+def seeds_in_turn(devices: Sequence[Any]) -> bool:
+    """Whether a population on `devices` runs its seeds in turn (`lax.map`, one program) rather than
+    vmapped: on one CPU device. XLA's CPU backend runs a network vmapped over seeds (batched matmuls,
+    one kernel per seed) slower per seed than one seed's own; on several devices the seeds (or envs)
+    are sharded, and accelerators want the batch."""
+    return len(devices) == 1 and devices[0].platform == "cpu"
+
+
+def over_seeds(fn: Any, in_turn: bool) -> Any:
+    """`fn` over a leading seed axis of all its arguments: `jax.vmap(fn)`, or in turn (`lax.map`)."""
+    if not in_turn:
+        return jax.vmap(fn)
+    return lambda *args: jax.lax.map(lambda row: fn(*row), args)
+
+
 class Population:
     """`num_seeds` independent runs, vmapped, sharded over `devices` (default: `jax.devices()`, which
-    with several processes spans all of them; each process then feeds and fetches its own shards).
+    with several processes spans all of them; each process then feeds and fetches its own shards). On
+    one CPU device the seeds run in turn in the same program instead (`seeds_in_turn`): the same runs,
+    each computed as a population of one computes it.
 
     Sharding (`shard_axis="auto"`): over the seed axis when the device count divides `num_seeds` (no
     communication), else over the env axis when it divides `num_envs` (parameters replicated,
@@ -48,9 +66,10 @@ class Population:
         ):
             raise ValueError(f"cannot shard the {shard_axis!r} axis over {n} devices")
         self.shard_axis = shard_axis
+        self.in_turn = seeds_in_turn(self.devices)
         self._init_one = jax.jit(train.init)
         self._chunk = jax.jit(
-            self._vmapped_chunk,
+            self._population_chunk,
             donate_argnums=0 if jax.default_backend() != "cpu" else (),
         )
         self.compiled: Any = None
@@ -71,8 +90,8 @@ class Population:
             )
         return jax.tree.map(lambda _: replicated, state)
 
-    def _vmapped_chunk(self, state: RunnerState) -> tuple[RunnerState, dict]:
-        state, metrics = jax.vmap(self.train.update_chunk)(state)
+    def _population_chunk(self, state: RunnerState) -> tuple[RunnerState, dict]:
+        state, metrics = over_seeds(self.train.update_chunk, self.in_turn)(state)
         return jax.lax.with_sharding_constraint(state, self.shardings(state)), metrics
 
     # ------------------------------------------------------------------------------------ init

@@ -22,6 +22,7 @@ import numpy as np
 from baselines.config import PPOConfig, make_env
 from baselines.run.eval_policies import policy_env, trained_policy
 from baselines.run.evaluation import load_run
+from baselines.run.population import seeds_in_turn
 from baselines.run.transfer import ENV_FIELDS, env_setting
 from hivex_jax.eval import rollout, score
 from hivex_jax.eval.stats import ONE_SEED, mean_ci_text, summarize
@@ -134,6 +135,7 @@ def evaluate_settings(
         num_steps,
         batched=True,
         params_axis=True,
+        in_turn=seeds_in_turn(jax.devices()),
     )
     totals = evaluator((params, index))  # [rows, settings, W, A]
     out: dict[str, dict[str, dict[str, Any]]] = {}

@@ -81,9 +81,18 @@ def _episode(env: Any, make_policy: PolicyFactory, num_steps: int, final_metrics
     return run
 
 
+def _over_policy_params(fn: Callable, in_turn: bool) -> Callable:
+    """`fn(policy_params, *rest)` over the leading axis of `policy_params`: vmapped, or in turn."""
+    if in_turn:
+        return lambda policy_params, *rest: jax.lax.map(lambda p: fn(p, *rest), policy_params)
+    return lambda policy_params, *rest: jax.vmap(fn, in_axes=(0,) + (None,) * len(rest))(policy_params, *rest)
+
+
 class Evaluator:
     """Compiled held-out evaluation: `evaluator(policy_params)` -> totals shaped `[W, ...]`, or
-    `[P, W, ...]` with `batched=True` (P = leading axis of `policy_params`, e.g. training seeds).
+    `[P, W, ...]` with `batched=True` (P = leading axis of `policy_params`, e.g. training seeds), the P
+    policies vmapped or, with `in_turn=True`, one after another in the same program (`lax.map`: on the
+    CPU a network vmapped over seeds runs slower per seed than one seed's own).
 
     With `params_axis=True`, `env_params` is a stack `[E, ...]` (`stack_params`) and `policy` a factory
     `make_policy(env_params) -> Policy`; totals are `[E, W, ...]` (`[P, E, W, ...]` with `batched`), all
@@ -104,6 +113,7 @@ class Evaluator:
         batched: bool = False,
         params_axis: bool = False,
         final_metrics: FinalMetrics | None = None,
+        in_turn: bool = False,
     ):
         self.worlds = seed_range(worlds)
         self.env = env
@@ -119,7 +129,7 @@ class Evaluator:
             run = _episode(env, cast(PolicyFactory, policy), self.num_steps, final_metrics)
             over_worlds = jax.vmap(run, in_axes=(None, None, 0, None))
             over_params = jax.vmap(over_worlds, in_axes=(None, 0, None, None))
-            fn = jax.vmap(over_params, in_axes=(0, None, None, None)) if batched else over_params
+            fn = _over_policy_params(over_params, in_turn) if batched else over_params
         else:  # env params fixed at compile time (constants in the program), as before params_axis
             self.env_params = None
             fixed_policy = cast(Policy, policy)  # without params_axis `policy` is the Policy itself
@@ -129,7 +139,7 @@ class Evaluator:
                 return run_any(policy_params, env_params, world_seed, key)
 
             over_worlds = jax.vmap(run_fixed, in_axes=(None, 0, None))
-            fn = jax.vmap(over_worlds, in_axes=(0, None, None)) if batched else over_worlds
+            fn = _over_policy_params(over_worlds, in_turn) if batched else over_worlds
 
         def held_out_episodes(*args: Any) -> dict[str, Any]:
             """The compiled program (its name in compile logs and events): one episode per world."""

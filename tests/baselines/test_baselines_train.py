@@ -18,7 +18,7 @@ from baselines.core.kernels import flatten_batch, shuffled_minibatches
 from baselines.core.ppo import make_train
 from baselines.run import checkpoint
 from baselines.run.files import cpu_model, format_results
-from baselines.run.population import Population, get_population
+from baselines.run.population import Population, get_population, seeds_in_turn
 from hivex_jax.eval import score
 
 pytestmark = pytest.mark.timeout(300)
@@ -252,6 +252,36 @@ def test_population_metrics_are_per_seed_and_finite(algo):
         np.testing.assert_allclose(solo_metrics["loss"][0], metrics["loss"][0], rtol=1e-5, atol=1e-6)
 
 
+def test_seeds_run_in_turn_only_on_one_cpu_device():
+    class Device:
+        def __init__(self, platform):
+            self.platform = platform
+
+    assert seeds_in_turn(jax.devices("cpu")[:1])
+    assert not seeds_in_turn([Device("cpu"), Device("cpu")])  # sharded over devices: vmapped
+    assert not seeds_in_turn([Device("gpu")])
+    assert Population(make_train(from_dict(TINY_CONFIG))).in_turn == seeds_in_turn(jax.devices())
+
+
+@pytest.mark.timeout(300)
+def test_seeds_in_turn_are_the_vmapped_population():
+    """Running the seeds in turn (`lax.map`, one CPU device) gives each seed the run the vmapped
+    population gives it (to float32 rounding), with its own metrics row."""
+    config = from_dict({**TINY_CONFIG, "num_seeds": 3, "chunk_updates": 2})
+    runs = {}
+    for in_turn in (True, False):
+        population = Population(make_train(config))
+        population.in_turn = in_turn
+        state, metrics = population.chunk(population.init())
+        runs[in_turn] = (jax.device_get(state.params), metrics)
+    (params, metrics), (vmapped_params, vmapped_metrics) = runs[True], runs[False]
+    assert metrics["loss"].shape == (3, 2)
+    assert not np.allclose(metrics["loss"][0], metrics["loss"][2])  # each row its own seed
+    for name, value in metrics.items():
+        np.testing.assert_allclose(value, vmapped_metrics[name], rtol=1e-4, atol=1e-5, err_msg=name)
+    jax.tree.map(lambda a, b: np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5), params, vmapped_params)
+
+
 @pytest.mark.timeout(300)
 def test_mappo_critic_inputs_line_up_with_agents():
     """Each flattened (and shuffled) sample's critic input carries the global state of the sample's own
@@ -331,6 +361,10 @@ def test_train_throughput_helper():
     assert {"env_steps_per_s", "agent_steps_per_s", "compile_s", "num_envs", "num_seeds"} <= set(out)
     assert out["agent_steps_per_s"] == pytest.approx(3 * out["env_steps_per_s"])
     assert out["num_envs"] == 4 and out["num_seeds"] == 4 and out["env_steps_per_s"] > 0
+    assert out["seeds"] == ("in_turn" if seeds_in_turn(jax.devices()) else "vmap")
+    assert train_throughput(None, overrides, 1, seeds="vmap")["seeds"] == "vmap"
+    with pytest.raises(ValueError, match="seeds must be auto, vmap or in_turn"):
+        train_throughput(None, overrides, 1, seeds="pmap")
 
 
 @pytest.mark.timeout(120)

@@ -50,7 +50,8 @@ def test_totals_match_a_step_by_step_reference_and_stop_at_done():
     assert not np.array_equal(other["return"], out["return"])
 
 
-def test_batched_over_policy_parameters():
+@pytest.mark.parametrize("in_turn", [False, True])
+def test_batched_over_policy_parameters(in_turn):
     env = TinyEnv()
     params = env.default_params()
 
@@ -58,11 +59,13 @@ def test_batched_over_policy_parameters():
         action = tiny_scripted(obs, params)
         return dict(action, continuous=jnp.clip(gain * action["continuous"], -1, 1))
 
-    ev = Evaluator(env, params, gain_policy, [1, 2, 3], key=0, num_steps=12, batched=True)
-    out = ev(jnp.array([0.0, 1.0]))
-    assert out["return"].shape == (2, 3, 3)
+    ev = Evaluator(env, params, gain_policy, [1, 2, 3], key=0, num_steps=12, batched=True, in_turn=in_turn)
+    out = ev(jnp.array([0.0, 1.0, 0.5]))
+    assert out["return"].shape == (3, 3, 3)
     single = Evaluator(env, params, gain_policy, [1, 2, 3], key=0, num_steps=12)(jnp.float32(1.0))
     np.testing.assert_allclose(out["return"][1], single["return"], rtol=1e-6)
+    half = Evaluator(env, params, gain_policy, [1, 2, 3], key=0, num_steps=12)(jnp.float32(0.5))
+    np.testing.assert_allclose(out["return"][2], half["return"], rtol=1e-6)  # each row its own params
     assert out["return"][1].mean() > out["return"][0].mean()  # moving to the goal pays
     summary = summarize_totals(single, env.reward_term_names)
     assert len(summary["return"]) == 3 and set(summary["reward_terms"]) == set(env.reward_term_names)
@@ -134,3 +137,28 @@ def test_a_params_stack_gives_the_per_params_results_bitwise_in_one_program():
     assert ev._fn._cache_size() == 1
     with pytest.raises(ValueError, match="params_axis"):
         Evaluator(env, base, make_policy(base), [3], num_steps=4)(env_params=base)
+
+
+def test_policies_in_turn_over_a_params_stack_match_the_vmapped_ones():
+    """`in_turn` runs the policy-params rows one after another in the program (`lax.map`): each row's
+    totals are the vmapped program's, on every entry of a params stack."""
+    env = TinyEnv()
+    base = env.default_params()
+    stack = hivex_jax.stack_params([base, base.replace(max_steps=jnp.int32(8))])
+
+    def make_policy(p):
+        def policy(gain, key, obs, state):
+            action = tiny_scripted(obs, p)
+            push = gain * action["continuous"] + 0.3 * jax.random.normal(key, (3, 1))
+            return dict(action, continuous=jnp.clip(push, -1.0, 1.0))
+
+        return policy
+
+    gains = jnp.array([0.0, 1.0, 0.5])
+    kwargs = dict(key=5, num_steps=12, batched=True, params_axis=True)
+    vmapped = Evaluator(env, stack, make_policy, [3, 4], **kwargs)(gains)
+    in_turn = Evaluator(env, stack, make_policy, [3, 4], in_turn=True, **kwargs)(gains)
+    assert in_turn["return"].shape == (3, 2, 2, 3)
+    np.testing.assert_array_equal(in_turn["length"], vmapped["length"])
+    jax.tree.map(lambda a, b: np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6), in_turn, vmapped)
+    assert not np.allclose(in_turn["return"][0], in_turn["return"][1])  # rows are their own policies
