@@ -39,8 +39,8 @@ def over_seeds(fn: Any, in_turn: bool) -> Any:
 class Population:
     """`num_seeds` independent runs, vmapped, sharded over `devices` (default: `jax.devices()`, which
     with several processes spans all of them; each process then feeds and fetches its own shards). On
-    one CPU device the seeds run in turn in the same program instead (`seeds_in_turn`): the same runs,
-    each computed as a population of one computes it.
+    one CPU device the seeds run in turn in the same program instead (`seeds_in_turn`): the same runs to
+    float32 rounding.
 
     Sharding (`shard_axis="auto"`): over the seed axis when the device count divides `num_seeds` (no
     communication), else over the env axis when it divides `num_envs` (parameters replicated,
