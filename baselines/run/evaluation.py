@@ -25,9 +25,10 @@ from baselines.run.eval_policies import (
     baseline_policies,
     greedy_or_stochastic,
     policy_env,
+    rows_in_turn,
 )
 from baselines.run.eval_worlds import distinct_worlds, world_setting
-from baselines.run.population import Population, get_population, seeds_in_turn
+from baselines.run.population import Population, get_population
 from baselines.run.transfer import env_setting, eval_config
 from hivex_jax.eval import rollout
 from hivex_jax.eval.score import score_fields
@@ -37,7 +38,9 @@ from hivex_jax.eval.stats import summarize
 class HeldOutEvaluation:
     """Compiled evaluations on the test worlds, two programs in all: the trained policy (greedy and
     stochastic, every seed) and the baselines (the env's scripted controller, random). One
-    `eval_seed` stream for all of them, so every policy meets the same worlds and the same noise."""
+    `eval_seed` stream for all of them, so every policy meets the same worlds and the same noise. With
+    `in_turn` (`rows_in_turn`) the seeds' policies, and the baselines, play one after another, each
+    stopping when its worlds' episodes have ended (random's within a few hundred steps on AWS and OPC)."""
 
     def __init__(
         self,
@@ -48,9 +51,9 @@ class HeldOutEvaluation:
         in_turn: bool | None = None,
     ):
         cfg = train.config
-        # the seeds' policies one after another (None: as the population runs them, `seeds_in_turn`)
-        in_turn = seeds_in_turn(jax.devices()) if in_turn is None else in_turn
         env, params = train.env, train.env_params
+        # the policy rows one after another (None: `rows_in_turn`, on one CPU device for camera envs)
+        in_turn = rows_in_turn(env, params) if in_turn is None else in_turn
         key = jax.random.PRNGKey(cfg.eval_seed)
         self.train = train  # its env is the evaluated one (stress / file worlds): the GIF plays there too
         self.worlds = rollout.seed_range(worlds)
@@ -80,9 +83,18 @@ class HeldOutEvaluation:
         self._baselines_as_data = None
         if params_as_data and cfg.env_id in BASELINES_EXACT_AS_DATA:
             self._baselines_as_data = rollout.Evaluator(
-                env, self.params_stack, baseline_factory(env), self.worlds, key, num_steps, True, True
+                env,
+                self.params_stack,
+                baseline_factory(env),
+                self.worlds,
+                key,
+                num_steps,
+                True,
+                True,
+                in_turn=in_turn,
             )
         self._num_steps = num_steps
+        self._in_turn = in_turn
         self._baselines_by_setting: dict[str, Any] = {}  # shared by copies
         self.baselines = self._setting_baselines(train)
 
@@ -99,7 +111,7 @@ class HeldOutEvaluation:
                 key = jax.random.PRNGKey(train.config.eval_seed)
                 _, baseline = baseline_policies(env, params)
                 program = rollout.Evaluator(
-                    env, params, baseline, self.worlds, key, self._num_steps, batched=True
+                    env, params, baseline, self.worlds, key, self._num_steps, True, in_turn=self._in_turn
                 )
             self._baselines_by_setting[setting] = program
         return self._baselines_by_setting[setting]

@@ -20,9 +20,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from baselines.config import PPOConfig, make_env
-from baselines.run.eval_policies import policy_env, trained_policy
+from baselines.run.eval_policies import policy_env, rows_in_turn, trained_policy
 from baselines.run.evaluation import load_run
-from baselines.run.population import seeds_in_turn
 from baselines.run.transfer import ENV_FIELDS, env_setting
 from hivex_jax.eval import rollout, score
 from hivex_jax.eval.stats import ONE_SEED, mean_ci_text, summarize
@@ -111,7 +110,8 @@ def evaluate_settings(
 
     names = list(evaluated)
     env, _ = make_env(evaluated[names[0]][0])
-    stack = hivex_jax.stack_params([make_env(evaluated[name][0])[1] for name in names])
+    settings_params = [make_env(evaluated[name][0])[1] for name in names]
+    stack = hivex_jax.stack_params(settings_params)
     has_scripted = rollout.find_scripted_policy(env) is not None
     baseline_names = (["scripted"] if has_scripted else []) + ["random"]
 
@@ -135,7 +135,7 @@ def evaluate_settings(
         num_steps,
         batched=True,
         params_axis=True,
-        in_turn=seeds_in_turn(jax.devices()),
+        in_turn=rows_in_turn(env, settings_params[0]),
     )
     totals = evaluator((params, index))  # [rows, settings, W, A]
     out: dict[str, dict[str, dict[str, Any]]] = {}

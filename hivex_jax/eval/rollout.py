@@ -1,5 +1,6 @@
-"""Full-episode rollouts on given worlds, compiled as one `lax.scan` per episode and vmapped over worlds
-(and over a batch of policy parameters, e.g. training seeds).
+"""Full-episode rollouts on given worlds, compiled as one loop over steps that steps all worlds side by
+side (vmapped) and ends when every episode has (and over a batch of policy parameters, e.g. training
+seeds).
 
 A policy is `policy(policy_params, key, obs, state) -> action` for one env (`obs` leaves `[A, ...]`).
 Every call with the same `key` and worlds sees the same worlds and the same environment randomness, so
@@ -29,31 +30,38 @@ PolicyFactory = Callable[[Any], Policy]
 FinalMetrics = Callable[[Any, Any], dict]
 
 
-def _episode(env: Any, make_policy: PolicyFactory, num_steps: int, final_metrics: FinalMetrics | None):
-    """`run(policy_params, env_params, world_seed, key) -> totals` for one episode of at most
-    `num_steps` steps."""
+def _episodes(env: Any, make_policy: PolicyFactory, num_steps: int, final_metrics: FinalMetrics | None):
+    """`run(policy_params, env_params, world_seeds [W], key) -> totals [W, ...]`: one episode per world,
+    the worlds stepped side by side until every episode has ended or `num_steps` steps have passed (a
+    world whose episode ended keeps stepping with its totals frozen, so the totals do not depend on when
+    the others end)."""
 
     def run(
-        policy_params: Any, env_params: Any, world_seed: jax.Array, key: jax.Array
+        policy_params: Any, env_params: Any, world_seeds: jax.Array, key: jax.Array
     ) -> dict[str, jax.Array]:
         policy = make_policy(env_params)
-        obs, state = env.reset(world_key(world_seed), env_params)
-        key = rollout_key(key, world_seed)
         a = env.num_agents
-        zero_info = jax.eval_shape(lambda: env.step(key, state, env.action_space().noop(), env_params)[5])
-        totals = {
-            "return": jnp.zeros(a, jnp.float32),
-            "length": jnp.zeros((), jnp.int32),
-            "active_steps": jnp.zeros(a, jnp.int32),
-            "reward_terms": jnp.zeros((a, len(env.reward_term_names)), jnp.float32),
-            "stats": jax.tree.map(lambda s: jnp.zeros(s.shape, jnp.float32), zero_info.get("stats", {})),
-        }
-        if final_metrics is not None:
-            totals["final"] = final_metrics(state, env_params)
 
-        def body(carry, t):
-            obs, state, totals, finished = carry
-            k_act, k_env = rollout_step_keys(key, t)
+        def start(world_seed: jax.Array) -> tuple:
+            obs, state = env.reset(world_key(world_seed), env_params)
+            episode_key = rollout_key(key, world_seed)
+            zero_info = jax.eval_shape(
+                lambda: env.step(episode_key, state, env.action_space().noop(), env_params)[5]
+            )
+            totals = {
+                "return": jnp.zeros(a, jnp.float32),
+                "length": jnp.zeros((), jnp.int32),
+                "active_steps": jnp.zeros(a, jnp.int32),
+                "reward_terms": jnp.zeros((a, len(env.reward_term_names)), jnp.float32),
+                "stats": jax.tree.map(lambda s: jnp.zeros(s.shape, jnp.float32), zero_info.get("stats", {})),
+            }
+            if final_metrics is not None:
+                totals["final"] = final_metrics(state, env_params)
+            return obs, state, totals, jnp.zeros((), bool), episode_key
+
+        def step(carry: tuple, t: jax.Array) -> tuple:
+            obs, state, totals, finished, episode_key = carry
+            k_act, k_env = rollout_step_keys(episode_key, t)
             action = policy(policy_params, k_act, obs, state)
             obs, state, reward, _, _, info = env.step(k_env, state, action, env_params)
             live = (~finished).astype(jnp.float32)  # count each episode once, then stop
@@ -72,10 +80,20 @@ def _episode(env: Any, make_policy: PolicyFactory, num_steps: int, final_metrics
                     totals["final"],
                     final_metrics(state, env_params),
                 )
-            return (obs, state, new_totals, finished | info["done"]), None
+            return obs, state, new_totals, finished | info["done"], episode_key
 
-        init = (obs, state, totals, jnp.zeros((), bool))
-        (_, _, totals, _), _ = jax.lax.scan(body, init, jnp.arange(num_steps))
+        def some_running(loop: tuple) -> jax.Array:
+            t, carry = loop
+            return (t < num_steps) & ~jnp.all(carry[3])
+
+        def step_all(loop: tuple) -> tuple:
+            t, carry = loop
+            return t + 1, jax.vmap(step, in_axes=(0, None))(carry, t)
+
+        # stop once every world's episode has ended: the random baseline's planes and vessels leave the
+        # map within a few hundred of AWS's 3,000 and OPC's 1,000 steps, a goal task's agents sooner
+        first = (jnp.zeros((), jnp.int32), jax.vmap(start)(world_seeds))
+        _, (_, _, totals, _, _) = jax.lax.while_loop(some_running, step_all, first)
         return totals
 
     return run
@@ -126,19 +144,17 @@ class Evaluator:
         if params_axis:
             self.env_params = env_params
             # with params_axis `policy` is a PolicyFactory, called with each entry's env params
-            run = _episode(env, cast(PolicyFactory, policy), self.num_steps, final_metrics)
-            over_worlds = jax.vmap(run, in_axes=(None, None, 0, None))
+            over_worlds = _episodes(env, cast(PolicyFactory, policy), self.num_steps, final_metrics)
             over_params = jax.vmap(over_worlds, in_axes=(None, 0, None, None))
             fn = _over_policy_params(over_params, in_turn) if batched else over_params
         else:  # env params fixed at compile time (constants in the program), as before params_axis
             self.env_params = None
             fixed_policy = cast(Policy, policy)  # without params_axis `policy` is the Policy itself
-            run_any = _episode(env, lambda _: fixed_policy, self.num_steps, final_metrics)
+            run_any = _episodes(env, lambda _: fixed_policy, self.num_steps, final_metrics)
 
-            def run_fixed(policy_params, world_seed, key):
-                return run_any(policy_params, env_params, world_seed, key)
+            def over_worlds(policy_params, world_seeds, key):
+                return run_any(policy_params, env_params, world_seeds, key)
 
-            over_worlds = jax.vmap(run_fixed, in_axes=(None, 0, None))
             fn = _over_policy_params(over_worlds, in_turn) if batched else over_worlds
 
         def held_out_episodes(*args: Any) -> dict[str, Any]:

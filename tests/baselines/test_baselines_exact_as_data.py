@@ -30,18 +30,27 @@ def _settings(env_id: str) -> list[dict]:
 
 
 @pytest.mark.slow  # two compiles per setting, full episodes: ~1 min on the 2-core CPU
+@pytest.mark.parametrize("in_turn", [False, True])  # vmapped (accelerators) or in turn (one CPU device)
 @pytest.mark.parametrize("env_id", sorted(BASELINES_EXACT_AS_DATA))
-def test_baselines_with_params_as_data_equal_the_constant_params_program(env_id):
+def test_baselines_with_params_as_data_equal_the_constant_params_program(env_id, in_turn):
     env, params = hivex_jax.make(env_id)
     names = baseline_policies(env, params)[0]
     key = jax.random.PRNGKey(0)
     program = rollout.Evaluator(
-        env, hivex_jax.stack_params([params]), baseline_factory(env), WORLDS, key, None, True, True
+        env,
+        hivex_jax.stack_params([params]),
+        baseline_factory(env),
+        WORLDS,
+        key,
+        None,
+        True,
+        True,
+        in_turn=in_turn,
     )
     for setting in _settings(env_id):
         env, params = hivex_jax.make(env_id, **setting)
         constant = rollout.Evaluator(
-            env, params, baseline_policies(env, params)[1], WORLDS, key, batched=True
+            env, params, baseline_policies(env, params)[1], WORLDS, key, batched=True, in_turn=in_turn
         )
         want = constant(jnp.arange(len(names)))
         got = SettingBaselines(program, hivex_jax.stack_params([params]))(jnp.arange(len(names)))

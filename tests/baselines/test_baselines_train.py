@@ -11,12 +11,14 @@ import pytest
 import yaml
 from trainer_fake_env import TINY_CONFIG
 
+import hivex_jax
 from baselines.cli.evaluate import evaluate_main
 from baselines.cli.train import train_main
 from baselines.config import from_dict
 from baselines.core.kernels import flatten_batch, shuffled_minibatches
 from baselines.core.ppo import make_train
 from baselines.run import checkpoint
+from baselines.run.eval_policies import rows_in_turn
 from baselines.run.files import cpu_model, format_results
 from baselines.run.population import Population, get_population, seeds_in_turn
 from hivex_jax.eval import score
@@ -261,6 +263,19 @@ def test_seeds_run_in_turn_only_on_one_cpu_device():
     assert not seeds_in_turn([Device("cpu"), Device("cpu")])  # sharded over devices: vmapped
     assert not seeds_in_turn([Device("gpu")])
     assert Population(make_train(from_dict(TINY_CONFIG))).in_turn == seeds_in_turn(jax.devices())
+
+
+def test_evaluation_rows_run_in_turn_on_one_cpu_device_for_camera_envs_only():
+    class Device:
+        def __init__(self, platform):
+            self.platform = platform
+
+    one_cpu = jax.devices("cpu")[:1]
+    for env_id, camera in [("AerialWildfireSuppression-v0", True), ("WindFarmControl-v0", False)]:
+        env, params = hivex_jax.make(env_id)
+        assert rows_in_turn(env, params, one_cpu) is camera, env_id
+        assert not rows_in_turn(env, params, [Device("cpu"), Device("cpu")])
+        assert not rows_in_turn(env, params, [Device("gpu")])
 
 
 @pytest.mark.timeout(300)

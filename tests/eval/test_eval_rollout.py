@@ -50,6 +50,39 @@ def test_totals_match_a_step_by_step_reference_and_stop_at_done():
     assert not np.array_equal(other["return"], out["return"])
 
 
+class _CountedTinyEnv(TinyEnv):
+    """TinyEnv that reports each step it takes to the host: `steps` holds one entry per world stepped."""
+
+    def __init__(self):
+        super().__init__()
+        self.steps: list[int] = []
+
+    def step(self, key, state, action, params):
+        jax.debug.callback(lambda s: self.steps.append(np.size(s)), state.step)
+        return super().step(key, state, action, params)
+
+
+@pytest.mark.parametrize("in_turn", [False, True])
+def test_the_worlds_step_until_the_last_episode_has_ended_not_to_num_steps(in_turn):
+    env = _CountedTinyEnv()
+    params = env.default_params()
+    policy = random_policy(env)
+    long = Evaluator(env, params, policy, "10:13", key=3, num_steps=400)()  # episodes last <= 12 steps
+    longest = int(long["length"].max())
+    assert longest <= 12 and sum(env.steps) == 3 * longest  # 3 worlds side by side, then stop
+    short = Evaluator(env, params, policy, "10:13", key=3, num_steps=12)()
+    jax.tree.map(np.testing.assert_array_equal, long, short)  # stopping early leaves every total as it was
+    # policy rows, vmapped or one after another (then each row's worlds stop at its longest episode)
+    env.steps.clear()
+    rows = Evaluator(
+        env, params, lambda p, k, o, s: policy(None, k, o, s), "10:13", 3, 400, True, in_turn=in_turn
+    )
+    out = rows(jnp.zeros(2))
+    np.testing.assert_array_equal(out["return"][1], long["return"])
+    if in_turn:  # (a callback vmapped over rows is not called once per row)
+        assert sum(env.steps) == 2 * 3 * longest
+
+
 @pytest.mark.parametrize("in_turn", [False, True])
 def test_batched_over_policy_parameters(in_turn):
     env = TinyEnv()
