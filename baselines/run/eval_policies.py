@@ -96,11 +96,11 @@ def greedy_or_stochastic(train: Train) -> rollout.Policy:
 
 
 def rows_in_turn(env: Any, env_params: Any, devices: Any = None) -> bool:
-    """Whether an evaluation plays its policy rows (seeds, greedy and stochastic, the baselines) one after
-    another rather than vmapped: where the population runs its seeds in turn (`seeds_in_turn`: one CPU
-    device), on envs with camera images. A camera env's row step is heavy (a convolutional actor; in turn
-    OPC 1.14x, AWS 1.07x, DBR 1.01x as fast), a vector env's light: there the loop's per-step cost, paid
-    once per row, outweighs it (in turn Wind Farm Control 0.66x, Wildfire Resource Management 0.90x)."""
+    """Whether an evaluation plays its trained policy's rows (seeds, greedy and stochastic; the transfer
+    matrix's rows) one after another rather than vmapped: where the population runs its seeds in turn
+    (`seeds_in_turn`: one CPU device), on envs with camera images. A camera env's row step is heavy (a
+    convolutional actor; in turn OPC 1.14x, AWS 1.07x, DBR 1.01x as fast), a vector env's light: there the
+    loop's per-step cost, paid once per row, outweighs it (in turn WFC 0.66x, WRM 0.90x as fast)."""
     devices = jax.devices() if devices is None else devices
     return seeds_in_turn(devices) and "visual" in env.observation_space(env_params).spaces
 
@@ -124,13 +124,14 @@ def baseline_policies(env: Any, env_params: Any) -> tuple[list[str], rollout.Pol
 
 
 #: envs whose baselines (scripted, random) score the same, bit for bit, with the env params as data in the
-#: compiled program as with them as constants (every task and level, worlds 6000-6002, 2026-12-03: docs/
-#: docs/sweeps.md), so a fused sweep over their settings plays every setting's baselines with one
-#: program. Not Wind Farm Control, Drone-Based Reforestation: XLA folds their constant params with other
-#: rounding (a return's 1e-7 on WFC; a changed episode on DBR), so there each setting keeps its own program
-BASELINES_EXACT_AS_DATA = frozenset(
-    {"WildfireResourceManagement-v0", "AerialWildfireSuppression-v0", "OceanPlasticCollection-v0"}
-)
+#: compiled program as with them as constants (every task and level, worlds 6000-6002, 2026-12-03; with the
+#: evaluation loop of 2026-12-06, the first and last task and the last level, vmapped and in turn: docs/
+#: sweeps.md), so a fused sweep over their settings plays every setting's baselines with one program. Not
+#: Wind Farm Control, Drone-Based Reforestation: XLA folds their constant params with other rounding (a
+#: return's 1e-7 on WFC; a changed episode on DBR), so there each setting keeps its own program
+BASELINES_EXACT_AS_DATA = frozenset({"AerialWildfireSuppression-v0", "OceanPlasticCollection-v0"})
+#: the same, only with the baselines played in turn (vmapped since 2026-12-06: the last bits of some returns)
+BASELINES_EXACT_AS_DATA_IN_TURN = frozenset({"WildfireResourceManagement-v0"})
 
 
 class SettingBaselines:

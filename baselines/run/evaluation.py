@@ -20,6 +20,7 @@ from baselines.core.program_cache import ProgramKeys, cached
 from baselines.run import checkpoint
 from baselines.run.eval_policies import (
     BASELINES_EXACT_AS_DATA,
+    BASELINES_EXACT_AS_DATA_IN_TURN,
     SettingBaselines,
     baseline_factory,
     baseline_policies,
@@ -28,7 +29,7 @@ from baselines.run.eval_policies import (
     rows_in_turn,
 )
 from baselines.run.eval_worlds import distinct_worlds, world_setting
-from baselines.run.population import Population, get_population
+from baselines.run.population import Population, get_population, seeds_in_turn
 from baselines.run.transfer import env_setting, eval_config
 from hivex_jax.eval import rollout
 from hivex_jax.eval.score import score_fields
@@ -38,9 +39,9 @@ from hivex_jax.eval.stats import summarize
 class HeldOutEvaluation:
     """Compiled evaluations on the test worlds, two programs in all: the trained policy (greedy and
     stochastic, every seed) and the baselines (the env's scripted controller, random). One
-    `eval_seed` stream for all of them, so every policy meets the same worlds and the same noise. With
-    `in_turn` (`rows_in_turn`) the seeds' policies, and the baselines, play one after another, each
-    stopping when its worlds' episodes have ended (random's within a few hundred steps on AWS and OPC)."""
+    `eval_seed` stream for all of them, so every policy meets the same worlds and the same noise. Rows
+    played in turn (the seeds' policies: `rows_in_turn`; the baselines: `seeds_in_turn`; both: `in_turn`)
+    stop when their own worlds' episodes have ended (random's within a few hundred steps on AWS and OPC)."""
 
     def __init__(
         self,
@@ -52,7 +53,10 @@ class HeldOutEvaluation:
     ):
         cfg = train.config
         env, params = train.env, train.env_params
-        # the policy rows one after another (None: `rows_in_turn`, on one CPU device for camera envs)
+        # rows one after another (None: the trained policy's on one CPU device for camera envs,
+        # `rows_in_turn`; the baselines' wherever the seeds run in turn, so each controller computes only
+        # its own actions and random stops when its planes or vessels have left)
+        baselines_in_turn = seeds_in_turn(jax.devices()) if in_turn is None else in_turn
         in_turn = rows_in_turn(env, params) if in_turn is None else in_turn
         key = jax.random.PRNGKey(cfg.eval_seed)
         self.train = train  # its env is the evaluated one (stress / file worlds): the GIF plays there too
@@ -81,7 +85,10 @@ class HeldOutEvaluation:
             in_turn=in_turn,
         )
         self._baselines_as_data = None
-        if params_as_data and cfg.env_id in BASELINES_EXACT_AS_DATA:
+        exact_as_data = cfg.env_id in BASELINES_EXACT_AS_DATA or (
+            baselines_in_turn and cfg.env_id in BASELINES_EXACT_AS_DATA_IN_TURN
+        )
+        if params_as_data and exact_as_data:
             self._baselines_as_data = rollout.Evaluator(
                 env,
                 self.params_stack,
@@ -91,10 +98,10 @@ class HeldOutEvaluation:
                 num_steps,
                 True,
                 True,
-                in_turn=in_turn,
+                in_turn=baselines_in_turn,
             )
         self._num_steps = num_steps
-        self._in_turn = in_turn
+        self._baselines_in_turn = baselines_in_turn
         self._baselines_by_setting: dict[str, Any] = {}  # shared by copies
         self.baselines = self._setting_baselines(train)
 
@@ -111,7 +118,14 @@ class HeldOutEvaluation:
                 key = jax.random.PRNGKey(train.config.eval_seed)
                 _, baseline = baseline_policies(env, params)
                 program = rollout.Evaluator(
-                    env, params, baseline, self.worlds, key, self._num_steps, True, in_turn=self._in_turn
+                    env,
+                    params,
+                    baseline,
+                    self.worlds,
+                    key,
+                    self._num_steps,
+                    True,
+                    in_turn=self._baselines_in_turn,
                 )
             self._baselines_by_setting[setting] = program
         return self._baselines_by_setting[setting]

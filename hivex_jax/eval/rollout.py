@@ -30,87 +30,91 @@ PolicyFactory = Callable[[Any], Policy]
 FinalMetrics = Callable[[Any, Any], dict]
 
 
-def _episodes(env: Any, make_policy: PolicyFactory, num_steps: int, final_metrics: FinalMetrics | None):
-    """`run(policy_params, env_params, world_seeds [W], key) -> totals [W, ...]`: one episode per world,
-    the worlds stepped side by side until every episode has ended or `num_steps` steps have passed (a
-    world whose episode ended keeps stepping with its totals frozen, so the totals do not depend on when
-    the others end)."""
+def _episode_parts(env: Any, make_policy: PolicyFactory, final_metrics: FinalMetrics | None):
+    """`(start, step)` of one world's episode: `start(policy_params, env_params, world_seed, key) -> carry`
+    and `step(policy_params, env_params, carry, t) -> carry`, carry `(obs, state, totals, finished,
+    episode_key)`. An episode that ended keeps stepping with its totals frozen, so its totals do not depend
+    on when the episodes beside it end."""
 
-    def run(
-        policy_params: Any, env_params: Any, world_seeds: jax.Array, key: jax.Array
-    ) -> dict[str, jax.Array]:
-        policy = make_policy(env_params)
+    def start(policy_params: Any, env_params: Any, world_seed: jax.Array, key: jax.Array) -> tuple:
         a = env.num_agents
+        obs, state = env.reset(world_key(world_seed), env_params)
+        episode_key = rollout_key(key, world_seed)
+        zero_info = jax.eval_shape(
+            lambda: env.step(episode_key, state, env.action_space().noop(), env_params)[5]
+        )
+        totals = {
+            "return": jnp.zeros(a, jnp.float32),
+            "length": jnp.zeros((), jnp.int32),
+            "active_steps": jnp.zeros(a, jnp.int32),
+            "reward_terms": jnp.zeros((a, len(env.reward_term_names)), jnp.float32),
+            "stats": jax.tree.map(lambda s: jnp.zeros(s.shape, jnp.float32), zero_info.get("stats", {})),
+        }
+        if final_metrics is not None:
+            totals["final"] = final_metrics(state, env_params)
+        return obs, state, totals, jnp.zeros((), bool), episode_key
 
-        def start(world_seed: jax.Array) -> tuple:
-            obs, state = env.reset(world_key(world_seed), env_params)
-            episode_key = rollout_key(key, world_seed)
-            zero_info = jax.eval_shape(
-                lambda: env.step(episode_key, state, env.action_space().noop(), env_params)[5]
+    def step(policy_params: Any, env_params: Any, carry: tuple, t: jax.Array) -> tuple:
+        obs, state, totals, finished, episode_key = carry
+        k_act, k_env = rollout_step_keys(episode_key, t)
+        action = make_policy(env_params)(policy_params, k_act, obs, state)
+        obs, state, reward, _, _, info = env.step(k_env, state, action, env_params)
+        live = (~finished).astype(jnp.float32)  # count each episode once, then stop
+        new_totals = {
+            "return": totals["return"] + live * reward,
+            "length": totals["length"] + (~finished).astype(jnp.int32),
+            "active_steps": totals["active_steps"] + (live * info["active"]).astype(jnp.int32),
+            "reward_terms": totals["reward_terms"] + live * info.get("reward_terms", 0.0),
+            "stats": jax.tree.map(
+                lambda x, y: x + live * y.astype(jnp.float32), totals["stats"], info.get("stats", {})
+            ),
+        }
+        if final_metrics is not None:  # follow the state while the episode runs, then freeze
+            new_totals["final"] = jax.tree.map(
+                lambda old, new: jnp.where(finished, old, new),
+                totals["final"],
+                final_metrics(state, env_params),
             )
-            totals = {
-                "return": jnp.zeros(a, jnp.float32),
-                "length": jnp.zeros((), jnp.int32),
-                "active_steps": jnp.zeros(a, jnp.int32),
-                "reward_terms": jnp.zeros((a, len(env.reward_term_names)), jnp.float32),
-                "stats": jax.tree.map(lambda s: jnp.zeros(s.shape, jnp.float32), zero_info.get("stats", {})),
-            }
-            if final_metrics is not None:
-                totals["final"] = final_metrics(state, env_params)
-            return obs, state, totals, jnp.zeros((), bool), episode_key
+        return obs, state, new_totals, finished | info["done"], episode_key
 
-        def step(carry: tuple, t: jax.Array) -> tuple:
-            obs, state, totals, finished, episode_key = carry
-            k_act, k_env = rollout_step_keys(episode_key, t)
-            action = policy(policy_params, k_act, obs, state)
-            obs, state, reward, _, _, info = env.step(k_env, state, action, env_params)
-            live = (~finished).astype(jnp.float32)  # count each episode once, then stop
-            new_totals = {
-                "return": totals["return"] + live * reward,
-                "length": totals["length"] + (~finished).astype(jnp.int32),
-                "active_steps": totals["active_steps"] + (live * info["active"]).astype(jnp.int32),
-                "reward_terms": totals["reward_terms"] + live * info.get("reward_terms", 0.0),
-                "stats": jax.tree.map(
-                    lambda x, y: x + live * y.astype(jnp.float32), totals["stats"], info.get("stats", {})
-                ),
-            }
-            if final_metrics is not None:  # follow the state while the episode runs, then freeze
-                new_totals["final"] = jax.tree.map(
-                    lambda old, new: jnp.where(finished, old, new),
-                    totals["final"],
-                    final_metrics(state, env_params),
-                )
-            return obs, state, new_totals, finished | info["done"], episode_key
+    return start, step
 
+
+def _until_all_ended(start: Callable, step: Callable, num_steps: int) -> Callable:
+    """`run(policy_params, env_params, world_seeds, key) -> totals` from a batched `start` and `step`: one
+    loop that steps every episode of the batch until all have ended or `num_steps` steps have passed. The
+    loop sits outside every vmap, so its condition is one flag (a condition vmapped per row would make
+    XLA select every carry each step)."""
+
+    def run(policy_params: Any, env_params: Any, world_seeds: jax.Array, key: jax.Array) -> dict:
         def some_running(loop: tuple) -> jax.Array:
             t, carry = loop
             return (t < num_steps) & ~jnp.all(carry[3])
 
         def step_all(loop: tuple) -> tuple:
             t, carry = loop
-            return t + 1, jax.vmap(step, in_axes=(0, None))(carry, t)
+            return t + 1, step(policy_params, env_params, carry, t)
 
-        # stop once every world's episode has ended: the random baseline's planes and vessels leave the
-        # map within a few hundred of AWS's 3,000 and OPC's 1,000 steps, a goal task's agents sooner
-        first = (jnp.zeros((), jnp.int32), jax.vmap(start)(world_seeds))
+        # stop once every episode has ended: the random baseline's planes and vessels leave the map within
+        # a few hundred of AWS's 3,000 and OPC's 1,000 steps, a goal task's agents sooner
+        first = (jnp.zeros((), jnp.int32), start(policy_params, env_params, world_seeds, key))
         _, (_, _, totals, _, _) = jax.lax.while_loop(some_running, step_all, first)
         return totals
 
     return run
 
 
-def _over_policy_params(fn: Callable, in_turn: bool) -> Callable:
-    """`fn(policy_params, *rest)` over the leading axis of `policy_params`: vmapped, or in turn."""
-    if in_turn:
-        return lambda policy_params, *rest: jax.lax.map(lambda p: fn(p, *rest), policy_params)
-    return lambda policy_params, *rest: jax.vmap(fn, in_axes=(0,) + (None,) * len(rest))(policy_params, *rest)
+def _in_turn(fn: Callable) -> Callable:
+    """`fn(policy_params, *rest)` over the leading axis of `policy_params`, one row after another."""
+    return lambda policy_params, *rest: jax.lax.map(lambda p: fn(p, *rest), policy_params)
 
 
 class Evaluator:
     """Compiled held-out evaluation: `evaluator(policy_params)` -> totals shaped `[W, ...]`, or
     `[P, W, ...]` with `batched=True` (P = leading axis of `policy_params`, e.g. training seeds), the P
     policies vmapped or, with `in_turn=True`, one after another in the same program (`lax.map`: on the
-    CPU a network vmapped over seeds runs slower per seed than one seed's own).
+    CPU a network vmapped over seeds runs slower per seed than one seed's own; and each policy's worlds
+    stop when its own episodes have ended, vmapped ones when all policies' have).
 
     With `params_axis=True`, `env_params` is a stack `[E, ...]` (`stack_params`) and `policy` a factory
     `make_policy(env_params) -> Policy`; totals are `[E, W, ...]` (`[P, E, W, ...]` with `batched`), all
@@ -136,26 +140,37 @@ class Evaluator:
         self.worlds = seed_range(worlds)
         self.env = env
         self.params_axis = params_axis
-        # a stack's episodes end at their own max_steps (the env's `done`); scan to the longest
+        # a stack's episodes end at their own max_steps (the env's `done`); loop to the longest at most
         self.num_steps = (
             int(np.max(np.asarray(env_params.max_steps))) if num_steps is None else int(num_steps)
         )
         self.key = jax.random.PRNGKey(key) if isinstance(key, int) else key
+        start, step = _episode_parts(
+            env,
+            cast(PolicyFactory, policy) if params_axis else (lambda _: cast(Policy, policy)),
+            final_metrics,
+        )
+        # batch the parts (the worlds side by side; the env params stack; the policy rows, if vmapped),
+        # then loop over them all at once; rows played in turn loop each on its own
+        start = jax.vmap(start, in_axes=(None, None, 0, None))
+        step = jax.vmap(step, in_axes=(None, None, 0, None))
+        if params_axis:
+            start = jax.vmap(start, in_axes=(None, 0, None, None))
+            step = jax.vmap(step, in_axes=(None, 0, 0, None))
+        if batched and not in_turn:
+            start = jax.vmap(start, in_axes=(0, None, None, None))
+            step = jax.vmap(step, in_axes=(0, None, 0, None))
+        run = _until_all_ended(start, step, self.num_steps)
+        if batched and in_turn:
+            run = _in_turn(run)
         if params_axis:
             self.env_params = env_params
-            # with params_axis `policy` is a PolicyFactory, called with each entry's env params
-            over_worlds = _episodes(env, cast(PolicyFactory, policy), self.num_steps, final_metrics)
-            over_params = jax.vmap(over_worlds, in_axes=(None, 0, None, None))
-            fn = _over_policy_params(over_params, in_turn) if batched else over_params
+            fn = run
         else:  # env params fixed at compile time (constants in the program), as before params_axis
             self.env_params = None
-            fixed_policy = cast(Policy, policy)  # without params_axis `policy` is the Policy itself
-            run_any = _episodes(env, lambda _: fixed_policy, self.num_steps, final_metrics)
 
-            def over_worlds(policy_params, world_seeds, key):
-                return run_any(policy_params, env_params, world_seeds, key)
-
-            fn = _over_policy_params(over_worlds, in_turn) if batched else over_worlds
+            def fn(policy_params, world_seeds, key):
+                return run(policy_params, env_params, world_seeds, key)
 
         def held_out_episodes(*args: Any) -> dict[str, Any]:
             """The compiled program (its name in compile logs and events): one episode per world."""

@@ -1,6 +1,6 @@
-"""`BASELINES_EXACT_AS_DATA`: on the listed envs the baselines' program with the env params as data scores
-what the constant-params program scores, bit for bit, so a fused sweep over their settings may play them
-all with one program (the whole table of tasks and levels: docs/sweeps.md)."""
+"""`BASELINES_EXACT_AS_DATA` (and `..._IN_TURN`, with the baselines played in turn): on the listed envs the
+baselines' program with the env params as data scores what the constant-params program scores, bit for
+bit, so a fused sweep over their settings may play them all with one program (docs/sweeps.md)."""
 
 import jax
 import jax.numpy as jnp
@@ -10,6 +10,7 @@ import pytest
 import hivex_jax
 from baselines.run.eval_policies import (
     BASELINES_EXACT_AS_DATA,
+    BASELINES_EXACT_AS_DATA_IN_TURN,
     SettingBaselines,
     baseline_factory,
     baseline_policies,
@@ -29,9 +30,14 @@ def _settings(env_id: str) -> list[dict]:
     return settings
 
 
+#: (env, in_turn): both ways on the envs of BASELINES_EXACT_AS_DATA, in turn on those of ..._IN_TURN
+CASES = [(env_id, in_turn) for env_id in sorted(BASELINES_EXACT_AS_DATA) for in_turn in (False, True)] + [
+    (env_id, True) for env_id in sorted(BASELINES_EXACT_AS_DATA_IN_TURN)
+]
+
+
 @pytest.mark.slow  # two compiles per setting, full episodes: ~1 min on the 2-core CPU
-@pytest.mark.parametrize("in_turn", [False, True])  # vmapped (accelerators) or in turn (one CPU device)
-@pytest.mark.parametrize("env_id", sorted(BASELINES_EXACT_AS_DATA))
+@pytest.mark.parametrize(("env_id", "in_turn"), CASES)  # vmapped (accelerators) or in turn (one CPU device)
 def test_baselines_with_params_as_data_equal_the_constant_params_program(env_id, in_turn):
     env, params = hivex_jax.make(env_id)
     names = baseline_policies(env, params)[0]

@@ -1,7 +1,7 @@
-"""scripts/bench_eval_loop.py times a saved run's evaluation programs (trained, baselines; vmapped, in
-turn; this tree's and another tree's rollout module) and says whether their totals are equal."""
+"""`baselines.studies.eval_loop_bench` (scripts/bench_eval_loop.py) times a saved run's evaluation programs
+(trained, baselines; vmapped, in turn; this tree's and another tree's rollout module) and says whether
+their totals are equal."""
 
-import importlib.util
 from pathlib import Path
 
 import pytest
@@ -9,16 +9,10 @@ import yaml
 from trainer_fake_env import TINY_CONFIG
 
 from baselines.cli.train import train_main
+from baselines.studies.eval_loop_bench import main
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.timeout(300)
-
-
-def _script():
-    spec = importlib.util.spec_from_file_location("bench_eval_loop", REPO / "scripts" / "bench_eval_loop.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_each_program_is_timed_and_a_tree_with_the_same_module_gives_the_same_totals(tmp_path, capsys):
@@ -29,9 +23,7 @@ def test_each_program_is_timed_and_a_tree_with_the_same_module_gives_the_same_to
     )
     capsys.readouterr()
     same_module = str(REPO / "hivex_jax" / "eval" / "rollout.py")
-    _script().main(
-        ["--run", str(tmp_path / "r"), "--worlds", "200:203", "--old-rollout", same_module, "--rounds", "1"]
-    )
+    main(["--run", str(tmp_path / "r"), "--worlds", "200:203", "--old-rollout", same_module, "--rounds", "1"])
     lines = capsys.readouterr().out.splitlines()
     firsts = [line for line in lines if "first call" in line]
     rounds = [line for line in lines if line.startswith("round 1, ")]
@@ -43,10 +35,10 @@ def test_each_program_is_timed_and_a_tree_with_the_same_module_gives_the_same_to
 
 def test_a_folder_without_a_run_is_refused_in_one_line(tmp_path):
     with pytest.raises(SystemExit, match="no config.yaml"):
-        _script().main(["--run", str(tmp_path)])
+        main(["--run", str(tmp_path)])
 
 
 def test_an_unknown_way_is_refused_in_one_line(tmp_path):
     (tmp_path / "config.yaml").write_text("{}")
     with pytest.raises(SystemExit, match="--ways"):
-        _script().main(["--run", str(tmp_path), "--ways", "in_turn,sideways"])
+        main(["--run", str(tmp_path), "--ways", "in_turn,sideways"])
