@@ -95,6 +95,13 @@ def greedy_or_stochastic(train: Train) -> rollout.Policy:
     return policy
 
 
+def greedy_and_stochastic_rows(params: Any, num_seeds: int) -> tuple[Any, jax.Array]:
+    """`greedy_or_stochastic`'s rows for population params `[S, ...]`: every seed greedy, then every seed
+    stochastic, `(params [2S, ...], greedy bool[2S])`."""
+    both = jax.tree.map(lambda x: jnp.concatenate([x, x]), params)
+    return both, jnp.arange(2 * num_seeds) < num_seeds
+
+
 def rows_in_turn(env: Any, env_params: Any, devices: Any = None) -> bool:
     """Whether an evaluation plays its trained policy's rows (seeds, greedy and stochastic; the transfer
     matrix's rows) one after another rather than vmapped: where the population runs its seeds in turn

@@ -24,6 +24,7 @@ from baselines.run.eval_policies import (
     SettingBaselines,
     baseline_factory,
     baseline_policies,
+    greedy_and_stochastic_rows,
     greedy_or_stochastic,
     policy_env,
     rows_in_turn,
@@ -155,9 +156,7 @@ class HeldOutEvaluation:
 
     def trained_totals(self, params: Any) -> dict[str, dict[str, np.ndarray]]:
         """`{"greedy": totals [S, W, A, ...], "stochastic": ...}` for population params `[S, ...]`."""
-        both = jax.tree.map(lambda x: jnp.concatenate([x, x]), params)
-        flags = jnp.arange(2 * self.num_seeds) < self.num_seeds
-        totals = self._play_trained((both, flags))
+        totals = self._play_trained(greedy_and_stochastic_rows(params, self.num_seeds))
         s = self.num_seeds
         return {
             "greedy": jax.tree.map(lambda x: x[:s], totals),

@@ -16,7 +16,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from baselines.run.eval_policies import baseline_policies, greedy_or_stochastic, policy_env
+from baselines.run.eval_policies import (
+    baseline_policies,
+    greedy_and_stochastic_rows,
+    greedy_or_stochastic,
+    policy_env,
+)
 from baselines.run.evaluation import load_run
 from hivex_jax.eval import rollout
 
@@ -38,8 +43,7 @@ def programs(
     config, population, state = load_run(run)
     train = population.train
     key = jax.random.PRNGKey(config.eval_seed)
-    s = config.num_seeds
-    rows = (jax.tree.map(lambda x: jnp.concatenate([x, x]), state.params), jnp.arange(2 * s) < s)
+    rows = greedy_and_stochastic_rows(state.params, config.num_seeds)
     names, baselines = baseline_policies(train.env, train.env_params)
     index = jnp.arange(len(names))
     trained_env, trained = policy_env(train), greedy_or_stochastic(train)
