@@ -239,6 +239,11 @@ def _check_run(config: Any) -> None:
         close = difflib.get_close_matches(str(config.logger).lower(), LOGGERS, n=1, cutoff=0.5)
         hint = f" (did you mean {close[0]}?)" if close else ""
         raise ConfigError(f"logger must be one of {', '.join(LOGGERS)}; got {config.logger!r}{hint}")
+    if config.cpu_compile_level is not None and config.cpu_compile_level not in (0, 1, 2, 3):
+        raise ConfigError(
+            f"cpu_compile_level must be 0, 1, 2, 3 (XLA's LLVM optimisation level) or null; got "
+            f"{config.cpu_compile_level!r}"
+        )
     if config.eval_every < 0 or config.checkpoint_every < 0 or config.gif_frames < 0:
         raise ConfigError("eval_every, checkpoint_every and gif_frames must be >= 0")
     if config.stop_at_test_return is not None and config.eval_every < 1:

@@ -132,6 +132,10 @@ class PPOConfig:
     # train_env_params' values by update N, which then stay (the switch, static: which fields)
     train_env_params_start: dict = data_key("extensions", {}, sorted)
     # --- evaluation, logging, outputs
+    # XLA's LLVM optimisation level (0-3) of the training program on a CPU backend; None = the process's
+    # (`hivex` commands compile at 1 on CPU-only installs, baselines/cli/common.py). Static: another level
+    # is another program, with other float32 rounding. Accelerators ignore it
+    cpu_compile_level: int | None = static_key("run", None)
     # RNG stream of evaluation, independent of training seeds (the evaluation program's PRNG key)
     eval_seed: int = data_key("run", 12345)
     eval_every: int = run_key("run", 6)  # chunks between held-out evaluations (greedy); 0 = only at the end

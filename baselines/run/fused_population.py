@@ -22,7 +22,7 @@ from baselines.core.ppo import make_train
 from baselines.core.training_env import segments_and_tables, union_and_tables
 from baselines.run.distributed import fetch
 from baselines.run.fused_plan import settings_differ, split_by_pool
-from baselines.run.population import Population, over_seeds, place_global
+from baselines.run.population import Population, chunk_compiler_options, over_seeds, place_global
 from hivex_jax.wrappers import PregeneratedWorldPool
 
 
@@ -89,7 +89,9 @@ class FusedPopulation(Population):
         # on the devices of every process, sharded as the state's rows (each process places its shards)
         by_rows = NamedSharding(self.mesh, P("pop") if self.shard_axis == "seeds" else P())
         self.member_rows = jax.tree.map(lambda x: place_global(np.asarray(x), by_rows), host_rows)
-        self._chunk = jax.jit(self._population_chunk)
+        self._chunk = jax.jit(
+            self._population_chunk, compiler_options=chunk_compiler_options(self.config, self.devices)
+        )
         # the member's index is data: one compiled slice serves every member (not one compile each)
         self._member_state = jax.jit(self._member_rows_of)
 

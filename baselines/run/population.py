@@ -36,6 +36,13 @@ def over_seeds(fn: Any, in_turn: bool) -> Any:
     return lambda *args: jax.lax.map(lambda row: fn(*row), args)
 
 
+def chunk_compiler_options(config: PPOConfig, devices: Sequence[Any]) -> dict[str, Any] | None:
+    """XLA options of the training program: `cpu_compile_level` on CPU devices (None: the process's)."""
+    if config.cpu_compile_level is None or devices[0].platform != "cpu":
+        return None
+    return {"xla_backend_optimization_level": config.cpu_compile_level}
+
+
 class Population:
     """`num_seeds` independent runs, vmapped, sharded over `devices` (default: `jax.devices()`, which
     with several processes spans all of them; each process then feeds and fetches its own shards). On
@@ -71,6 +78,7 @@ class Population:
         self._chunk = jax.jit(
             self._population_chunk,
             donate_argnums=0 if jax.default_backend() != "cpu" else (),
+            compiler_options=chunk_compiler_options(self.config, self.devices),
         )
         self.compiled: Any = None
         self.compile_s = float("nan")
