@@ -128,9 +128,10 @@ def load_config(path: str | Path | None = None, overrides: list[str] | None = No
 
 
 #: keys a run folder's saved config may differ in from a rerun's without changing its training or results:
-#: outputs (the experiment tracker among them), and `pregenerate_worlds` (the same episodes either way; a
+#: outputs (the experiment tracker among them), `pregenerate_worlds` (the same episodes either way; a
 #: fused program of members whose pools together are too big generates worlds at reset,
-#: `baselines.run.fused_plan.plan_sweep`)
+#: `baselines.run.fused_plan.plan_sweep`) and `cpu_compile_level` (the same training up to float32
+#: rounding, as on another machine)
 RERUN_FREE_KEYS = frozenset(
     {
         "name",
@@ -139,6 +140,7 @@ RERUN_FREE_KEYS = frozenset(
         "gif_stride",
         "gif_frames",
         "pregenerate_worlds",
+        "cpu_compile_level",
         "logger",
         "logger_project",
     }

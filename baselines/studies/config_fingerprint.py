@@ -40,6 +40,8 @@ NOT_LEARNING_KEYS = {
     "gif_stride": "the episode GIF's frame spacing",
     "gif_frames": "the episode GIF's length",
     "pregenerate_worlds": "worlds built once or at each reset: the same episodes either way",
+    # as another machine or jax version: the record's summary names those, and accelerators ignore it
+    "cpu_compile_level": "XLA's optimisation level on a CPU: the same training up to float32 rounding",
 }
 #: counts only with `stop_at_test_return` (it then sets where training may stop); without it, the
 #: held-out evaluations between chunks are logged and change nothing that is trained or recorded

@@ -46,7 +46,7 @@ def test_same_config_same_fingerprint_a_learning_key_changes_it_an_output_key_do
     for change in learning:
         assert fp.config_fingerprint(_values(change), VERSION) != base, change
     outputs = ["out_dir=elsewhere", "name=x", "gif_frames=3", "gif_stride=7", "checkpoint_every=2"]
-    for change in [*outputs, "pregenerate_worlds=false"]:
+    for change in [*outputs, "pregenerate_worlds=false", "cpu_compile_level=3"]:
         assert fp.config_fingerprint(_values(change), VERSION) == base, change
     # the env's version is hashed with it
     assert fp.config_fingerprint(_values(), VERSION.replace("0123", "4567")) != base
