@@ -21,10 +21,10 @@ prepare_jax()  # PJRT_NPROC before jax starts a backend
 MATMUL_SIDE = 2048  # the float32 matmul the learner's GFLOP/s is set beside
 
 
-def _compiled(fn: Callable, *args: Any) -> tuple[Any, float]:
-    """`(jit(fn) compiled for args, compile seconds)`."""
+def _compiled(fn: Callable, *args: Any, options: dict[str, Any] | None = None) -> tuple[Any, float]:
+    """`(jit(fn) compiled for args with XLA's compiler `options`, compile seconds)`."""
     start = time.perf_counter()
-    compiled = jax.jit(fn).lower(*args).compile()
+    compiled = jax.jit(fn, compiler_options=options).lower(*args).compile()
     return compiled, time.perf_counter() - start
 
 
@@ -87,7 +87,7 @@ class UpdateProfile:
         # imported when run, not at the top: keeps the command's start (--help, argument errors) fast
         from baselines.core.ppo import make_train
         from baselines.core.ppo_update import ppo_epochs, trainable
-        from baselines.run.population import Population
+        from baselines.run.population import Population, chunk_compiler_options
 
         self.config = config
         self.train = train = make_train(config)
@@ -96,14 +96,16 @@ class UpdateProfile:
         state = population.init()
         self.compile_s: dict[str, float] = {}
         self.times: dict[str, list[float]] = {}
-        # the trainer's chunk without donating its input (the pieces read the same state)
-        chunk, self.compile_s["update"] = _compiled(jax.vmap(train.update_chunk), state)
+        # the trainer's chunk without donating its input (the pieces read the same state); it and its pieces
+        # at the config's compile level (`cpu_compile_level`), as training compiles them
+        options = chunk_compiler_options(config, population.devices)
+        chunk, self.compile_s["update"] = _compiled(jax.vmap(train.update_chunk), state, options=options)
         state, metrics = chunk(state)  # warm-up: the state a run has after some updates
         jax.block_until_ready(state)
         self.state = state
         self.host_s = self._host_seconds(metrics)
 
-        rollout, self.compile_s["rollout"] = _compiled(jax.vmap(train.rollout), state)
+        rollout, self.compile_s["rollout"] = _compiled(jax.vmap(train.rollout), state, options=options)
         after, (traj, _) = rollout(state)
         prepare = jax.jit(jax.vmap(train.advantages))
         gae_runner, gae_traj, advantages, targets = prepare(after, traj)
@@ -176,7 +178,7 @@ class UpdateProfile:
             "ppo_epochs": (jax.vmap(epochs), (gae_runner, gae_traj, advantages, targets, state.memory)),
         }
         for name, (fn, args) in arguments.items():
-            compiled, self.compile_s[name] = _compiled(fn, *args)
+            compiled, self.compile_s[name] = _compiled(fn, *args, options=options)
             self.pieces[name] = (compiled, args)
             jax.block_until_ready(compiled(*args))  # warm-up
 

@@ -191,3 +191,22 @@ def test_hivex_bench_profiles_an_env_without_a_camera(tmp_path, capsys):
         line.startswith("camera (in the rollout buffer)") and line.split()[-1] == "none"
         for line in printed.splitlines()
     )
+
+
+def test_the_training_pieces_compile_at_the_configs_level(monkeypatch):
+    """With `cpu_compile_level` the update and each training piece compile at that level, as training does
+    (`baselines.run.population.chunk_compiler_options`); the matmul reference at the process's."""
+    import baselines.cli.profile as profile_module
+
+    seen: list[dict | None] = []
+    compiled = profile_module._compiled
+
+    def recording(fn, *args, options=None):
+        seen.append(options)
+        return compiled(fn, *args, options=options)
+
+    monkeypatch.setattr(profile_module, "_compiled", recording)
+    train_profile(None, _overrides({**SMALL, "cpu_compile_level": 2}), 1, repeats=1, evaluate=False)
+    level = {"xla_backend_optimization_level": 2}
+    # the update, the rollout and the four pieces; then the FLOP count's one step and the matmul
+    assert seen == [level] * 6 + [None, None]
