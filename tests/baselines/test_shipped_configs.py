@@ -169,6 +169,7 @@ for _name in (
     f"{kind}_{env}{gpu}.yaml"
     for env in ("aerial_wildfire_suppression", "drone_based_reforestation")
     for kind, gpu in (("ippo", ""), ("mappo", ""), ("ippo", "_gpu"), ("probe", "_gpu"))
+    if (kind, env) != ("mappo", "drone_based_reforestation")  # its level-3 cell not run yet
 ):
     CHANGED_SINCE[_name] = {**CHANGED_SINCE.get(_name, {}), "cpu_compile_level": 3}
 
@@ -192,7 +193,11 @@ def test_the_flat_format_still_reads(name, tmp_path):
 
 #: training-only settings a MAPPO config sets apart from its IPPO twin; evaluation plays the same env
 #: (MAPPO's OPC vessels collide over the cap on IPPO's 7.5 m training hull, within it on 10 m)
-MAPPO_TRAINING_ONLY = {"mappo_ocean_plastic_collection.yaml": {"train_env_params"}}
+MAPPO_TRAINING_ONLY = {
+    "mappo_ocean_plastic_collection.yaml": {"train_env_params"},
+    # its IPPO twin's level 3 not taken until its own cell at that level holds
+    "mappo_drone_based_reforestation.yaml": {"cpu_compile_level"},
+}
 
 
 @pytest.mark.parametrize("path", [p for p in CONFIGS if p.stem.startswith("mappo_")], ids=lambda p: p.stem)
