@@ -68,14 +68,15 @@ class PatchConv(nn.Module):
     method: str = "auto"  # "auto" (`resolved_method`), "hybrid", "patches", "conv"
 
     @nn.compact
-    def __call__(self, x: jax.Array) -> jax.Array:
-        """f32[B, H, W, C] -> f32[B, (H - k) // s + 1, (W - k) // s + 1, features]."""
+    def __call__(self, x: jax.Array, convolved: jax.Array | None = None) -> jax.Array:
+        """f32[B, H, W, C] -> f32[B, (H - k) // s + 1, (W - k) // s + 1, features]; `convolved`: `x`
+        convolved with this layer's kernel by the caller (`FirstConvPair`), then only the bias is added."""
         k, s, c_in = self.kernel, self.stride, x.shape[-1]
         if k % s:
             raise ValueError(f"PatchConv needs a kernel a whole number of strides wide; got {k} / {s}")
         kernel = self.param("kernel", orthogonal(np.sqrt(2)), (k, k, c_in, self.features))
         bias = self.param("bias", nn.initializers.zeros, (self.features,))
-        return convolve(x, kernel, s, "VALID", self.method) + bias
+        return (convolve(x, kernel, s, "VALID", self.method) if convolved is None else convolved) + bias
 
 
 def convolve(x: jax.Array, kernel: jax.Array, stride: int, padding: str, method: str) -> jax.Array:

@@ -86,6 +86,14 @@ class FeedForwardPolicy:
         """Shuffled steps `[M, B, ...]`."""
         return shuffled_minibatches(key, batch, num_minibatches)
 
+    def trajectory(self, minibatch: tuple) -> Any:
+        """The minibatch's transitions `[B, ...]`."""
+        return minibatch[0]
+
+    def with_trajectory(self, minibatch: tuple, traj: Any) -> tuple:
+        """`minibatch` with `traj` as its transitions."""
+        return (traj, *minibatch[1:])
+
     def replay(self, params: dict, minibatch: tuple, readout: Readout) -> tuple[tuple, tuple]:
         """`((traj, advantages, targets), readout of the actor on every step)`."""
         traj = minibatch[0]
@@ -155,6 +163,15 @@ class RecurrentPolicy:
         """Groups of whole env sequences (shuffled envs, steps in order)."""
         return env_minibatches(key, batch, num_minibatches)
 
+    def trajectory(self, minibatch: tuple) -> Any:
+        """The minibatch's transitions `[T, n, A, ...]`."""
+        return minibatch[0][0]
+
+    def with_trajectory(self, minibatch: tuple, traj: Any) -> tuple:
+        """`minibatch` with `traj` as its transitions."""
+        rollout_batch, hidden0 = minibatch
+        return (traj, *rollout_batch[1:]), hidden0
+
     def replay(self, params: dict, minibatch: tuple, readout: Readout) -> tuple[tuple, tuple]:
         """`((traj, advantages, targets), readout of every step)`, replayed from the stored first state."""
         rollout_batch, hidden0 = minibatch
@@ -204,6 +221,8 @@ class Policy(Protocol):
     def next_memory(self, memory: Any, done: jax.Array, /) -> Any: ...
     def batch(self, rollout_batch: tuple, memory0: Any) -> tuple: ...
     def minibatches(self, key: jax.Array, batch: tuple, num_minibatches: int) -> tuple: ...
+    def trajectory(self, minibatch: tuple) -> Any: ...
+    def with_trajectory(self, minibatch: tuple, traj: Any) -> tuple: ...
     def replay(self, params: dict, minibatch: tuple, readout: Readout) -> tuple[tuple, tuple]: ...
     def memory_api(self) -> dict[str, Callable]: ...
     def evaluation_act(self, params: dict, obs: dict, key: jax.Array, greedy: bool) -> dict: ...

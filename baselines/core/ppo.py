@@ -56,7 +56,7 @@ from baselines.core.bootstrap import CutInputs, bootstrap_step, cut_slots, cut_v
 from baselines.core.inputs import CriticInput, ObsNormalization, ReturnScaler
 from baselines.core.inputs import critic_inputs as critic_inputs  # re-exported: MAPPO's critic input
 from baselines.core.kernels import ReturnScaling, example_obs, finite_flags, make_optimizer, rollout_metrics
-from baselines.core.networks import make_critic
+from baselines.core.networks import FirstConvPair, make_critic
 from baselines.core.policy import PolicyMemory, make_policy
 from baselines.core.ppo_update import make_loss, minibatch_update, ppo_epochs, trainable
 from baselines.core.program_cache import ProgramKeys
@@ -183,6 +183,7 @@ def make_train(
     policy = make_policy(network, env, normalization.actor_view)
     value_heads = ValueHeads(heads, extension, env, train_params)
     critic = make_critic(network, value_heads.count)
+    first_convs = FirstConvPair(network.visual_encoder)  # the actor's and critic's first conv of one image
     optimizer = make_optimizer(optimizer_options)
     training_reward = extensions.training_reward(extension, env, train_params)
     training_env_params = extensions.EnvParamsAnneal(extension, env_params, start_params)  # the curriculum
@@ -219,10 +220,11 @@ def make_train(
         step_params = training_env_params(data(member, "env_params"), runner.update, member)
         rng, k_action, k_env = jax.random.split(runner.rng, 3)
         params = runner.params
-        memory, dist, episode_start = policy.act(params, runner.obs, runner.memory)  # batch [N, A]
-        action = dist.sample(k_action)
         critic_obs = critic_input(runner.env_state, runner.obs, step_params)
-        value = value_of(params, critic_obs)
+        actor_read, critic_read = first_convs(params, runner.obs, critic_obs)  # one conv of a shared image
+        memory, dist, episode_start = policy.act(params, actor_read, runner.memory)  # batch [N, A]
+        action = dist.sample(k_action)
+        value = value_of(params, critic_read)
         params_or_worlds = training_env.params_for(step_params, member)  # a fused member's own worlds
         obs, env_state, reward, terminated, truncated, info, final_obs, final_state = jax.vmap(
             training_env.step, (0, 0, 0, None)
@@ -273,7 +275,15 @@ def make_train(
         return runner, (traj, episode)
 
     loss_fn = make_loss(
-        policy, critic, normalization, critic_input, auxiliary_losses, data, scalars, normalize_advantages
+        policy,
+        critic,
+        normalization,
+        critic_input,
+        auxiliary_losses,
+        data,
+        scalars,
+        normalize_advantages,
+        first_convs,
     )
 
     # ---------------------------------------------------- one update: rollout, GAE, PPO epochs

@@ -13,6 +13,7 @@ import optax
 from baselines.config import PPOScalars
 from baselines.core import member as members
 from baselines.core.kernels import ppo_loss
+from baselines.core.networks import FirstConvPair
 from baselines.core.policy import action_readout
 
 
@@ -67,9 +68,11 @@ def make_loss(
     data: Callable,
     scalars: PPOScalars,
     normalize_advantages: bool,
+    first_convs: FirstConvPair,
 ) -> Callable[..., tuple[jax.Array, dict]]:
     """`loss_fn(params, obs_norm, minibatch, coefficients, member=None) -> (loss, metrics)` of `make_train`'s
-    pieces (`data(member, key)`: a fused member's data key, or the config's)."""
+    pieces (`data(member, key)`: a fused member's data key, or the config's; `first_convs`: the actor's and
+    the critic's first convolution of a shared image as one)."""
 
     def readout(dist: Any, action: dict, extras: dict) -> tuple:
         """Per (replayed) step: log_prob, the entropy parts, then each auxiliary loss's readout."""
@@ -84,6 +87,9 @@ def make_loss(
         """PPO's clipped loss on a minibatch (the policy's layout: flat steps or whole sequences), plus
         each auxiliary loss's term weighted by its `coefficients` entry."""
         views = {} if obs_norm is None else {"obs_norm": obs_norm}  # the stats the rollout acted with
+        traj = policy.trajectory(minibatch)
+        actor_obs, critic_obs = first_convs(params, traj.obs, critic_input.of(traj))
+        minibatch = policy.with_trajectory(minibatch, traj.replace(obs=actor_obs))
         (traj, advantages, targets), out = policy.replay({**views, **params}, minibatch, readout)
         log_prob, entropy_continuous, entropy_discrete, *aux_out = out
         loss, metrics = ppo_loss(
@@ -91,7 +97,7 @@ def make_loss(
             traj.log_prob,
             advantages,
             entropy_continuous + entropy_discrete,
-            critic.apply(params, normalization.critic_view(views, critic_input.of(traj))),
+            critic.apply(params, normalization.critic_view(views, critic_obs)),
             traj.value,
             targets,
             traj.active,

@@ -20,7 +20,8 @@ from baselines.config import (
     load_config,
     validate_env,
 )
-from baselines.core.networks import ENCODER
+from baselines.core.convolutions import convolve
+from baselines.core.networks import ENCODER, FIRST_CONV, FirstConvPair
 from baselines.core.ppo import make_train
 from hivex_jax.core import spaces
 from hivex_jax.core.registry import _REGISTRY
@@ -117,6 +118,56 @@ def test_separate_encoders_keep_the_actor_apart_from_the_value_loss():
     actors = jax.tree.leaves(separate.params["actor"]), jax.tree.leaves(separate_no_value.params["actor"])
     for a, b in zip(*actors, strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+def test_the_actor_and_critic_share_one_first_convolution_and_no_bit_changes(monkeypatch):
+    """`FirstConvPair`: the rollout's and the loss's first convolutions of the image both networks read run
+    as one of both kernels; one update with it equals one without (each network's own), bit for bit."""
+    config = {**CAMERA_CONFIG, "visual_encoder": "hivex_simple"}
+    paired_where, pair = [], FirstConvPair.__call__
+
+    def watched(self, params, actor_obs, critic_obs):
+        out = pair(self, params, actor_obs, critic_obs)
+        paired_where.append(FIRST_CONV in out[0] and FIRST_CONV in out[1])
+        return out
+
+    monkeypatch.setattr(FirstConvPair, "__call__", watched)
+    paired = _one_update(config)
+    assert paired_where == [True, True]  # traced once in the rollout's step, once in the loss
+    monkeypatch.setattr(
+        FirstConvPair, "__call__", lambda self, params, actor_obs, critic_obs: (actor_obs, critic_obs)
+    )
+    apart = _one_update(config)
+    for a, b in zip(jax.tree.leaves(paired), jax.tree.leaves(apart), strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_the_first_convolution_pair_acts_only_on_one_image_read_by_two_encoders():
+    """Each half is its network's kernel over the image; a copy of the image, the 3x3/2 encoder, or a
+    critic on the actor's encoder leave both observations as they were."""
+    params = (
+        make_train(from_dict({**CAMERA_CONFIG, "visual_encoder": "hivex_simple"}))
+        .init(jax.random.PRNGKey(0))
+        .params
+    )
+    visual = jax.random.randint(jax.random.PRNGKey(1), (2, 3, 24, 24, 3), 0, 256).astype(jnp.uint8)
+    obs = {"vector": jnp.zeros((2, 3, 4)), "visual": visual}
+    pair = FirstConvPair("hivex_simple")
+    actor_obs, critic_obs = pair(params, obs, obs)
+    for net, seen in (("actor", actor_obs), ("critic", critic_obs)):
+        kernel = params[net]["params"][ENCODER]["PatchConv_0"]["kernel"]
+        own = convolve(visual.reshape(-1, 24, 24, 3), kernel, 4, "VALID", "auto").reshape(2, 3, 5, 5, 4)
+        np.testing.assert_array_equal(seen[FIRST_CONV], own)
+        assert seen["visual"] is visual
+    copy = {**obs, "visual": visual + jnp.uint8(0)}
+    shared = {**params, "critic": {"params": {"value_head": params["critic"]["params"]["value_head"]}}}
+    for pair_here, args in [
+        (pair, (params, obs, copy)),
+        (FirstConvPair("strided3"), (params, obs, obs)),
+        (pair, (shared, obs, obs)),
+    ]:
+        actor_obs, critic_obs = pair_here(*args)
+        assert actor_obs is args[1] and critic_obs is args[2]
 
 
 def test_images_stay_uint8_in_the_rollout_buffer():
