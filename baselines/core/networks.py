@@ -313,7 +313,8 @@ class FirstConvPair:
             return actor_obs, critic_obs
         kernels = [layer["kernel"] for layer in layers]
         x = visual.reshape((-1,) + visual.shape[-3:])
-        both = convolve(x, jnp.concatenate(kernels, axis=-1), HIVEX_SIMPLE_LAYERS[0][1], "VALID", "auto")
+        with jax.named_scope("FirstConvPair"):  # its ops' names in profiles (scripts/op_profile.py)
+            both = convolve(x, jnp.concatenate(kernels, axis=-1), HIVEX_SIMPLE_LAYERS[0][1], "VALID", "auto")
         halves = jnp.split(both, [kernels[0].shape[-1]], axis=-1)
         actor_half, critic_half = (h.reshape(visual.shape[:-3] + h.shape[1:]) for h in halves)
         return {**actor_obs, FIRST_CONV: actor_half}, {**critic_obs, FIRST_CONV: critic_half}

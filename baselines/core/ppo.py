@@ -275,15 +275,7 @@ def make_train(
         return runner, (traj, episode)
 
     loss_fn = make_loss(
-        policy,
-        critic,
-        normalization,
-        critic_input,
-        auxiliary_losses,
-        data,
-        scalars,
-        normalize_advantages,
-        first_convs,
+        policy, critic, normalization, critic_input, auxiliary_losses, data, scalars, normalize_advantages
     )
 
     # ---------------------------------------------------- one update: rollout, GAE, PPO epochs

@@ -68,11 +68,11 @@ def make_loss(
     data: Callable,
     scalars: PPOScalars,
     normalize_advantages: bool,
-    first_convs: FirstConvPair,
 ) -> Callable[..., tuple[jax.Array, dict]]:
     """`loss_fn(params, obs_norm, minibatch, coefficients, member=None) -> (loss, metrics)` of `make_train`'s
-    pieces (`data(member, key)`: a fused member's data key, or the config's; `first_convs`: the actor's and
-    the critic's first convolution of a shared image as one)."""
+    pieces (`data(member, key)`: a fused member's data key, or the config's)."""
+    # the actor's and the critic's first convolution of the image both read, as one
+    first_convs = FirstConvPair(critic.module.visual_encoder)
 
     def readout(dist: Any, action: dict, extras: dict) -> tuple:
         """Per (replayed) step: log_prob, the entropy parts, then each auxiliary loss's readout."""

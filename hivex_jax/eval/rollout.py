@@ -179,6 +179,15 @@ class Evaluator:
         self._fn = jax.jit(held_out_episodes)
         self._seeds = jnp.asarray(self.worlds.astype(np.uint32))
 
+    def program(self, policy_params: Any = None) -> tuple[Any, tuple]:
+        """`(compiled, args)`: the compiled program and the arguments of a call on the evaluator's own
+        worlds (and params stack): `compiled(*args)` is that call, `compiled.as_text()` its HLO (profiles)."""
+        if self.params_axis:
+            args = (policy_params, self.env_params, self._seeds, self.key)
+        else:
+            args = (policy_params, self._seeds, self.key)
+        return self._fn.lower(*args).compile(), args
+
     def __call__(
         self, policy_params: Any = None, worlds: str | Sequence[int] | None = None, env_params: Any = None
     ) -> dict[str, Any]:
