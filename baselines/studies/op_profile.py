@@ -28,6 +28,7 @@ GROUPS = (
     ("actor", ("Actor", "RecurrentActor")),
     ("critic", ("Critic",)),
 )
+REST = "env and the rest"
 
 
 def op_times(compiled: Any, args: tuple) -> dict[str, float]:
@@ -54,8 +55,10 @@ def op_times(compiled: Any, args: tuple) -> dict[str, float]:
 
 
 def op_sources(hlo_text: str) -> dict[str, tuple[str, str]]:
-    """`{op: (result shape, source op name)}` of a compiled program's HLO text; a fusion without its own
-    op name takes the most common one of the computation it calls."""
+    """`{op: (result shape, source op name)}` of a compiled program's HLO text. A fusion without its own
+    op name takes the most common one of the computation it calls; an op still without one (YNNPACK's dot
+    fusions, the gradients' dots carry none) the first of its operands' that lies in a `GROUPS` module
+    (else its first operand's), marked "~" as inferred."""
     lines = dict(re.findall(r"^\s*(?:ROOT )?%([\w.\-]+) = (.*)$", hlo_text, re.M))
     bodies = dict(re.findall(r"^%([\w.\-]+) .*?\{\n(.*?)\n\}", hlo_text, re.M | re.S))
     out = {}
@@ -69,15 +72,24 @@ def op_sources(hlo_text: str) -> dict[str, tuple[str, str]]:
         else:
             source = source.group(1) if source else None
         out[name] = (shape, source or "")
+    for name, (shape, source) in list(out.items()):
+        if source:
+            continue
+        operands = re.match(r"[^(]*\(([^)]*)\)", lines[name].split(" ", 1)[-1])
+        names = re.findall(r"%([\w.\-]+)", operands.group(1)) if operands else []
+        found = [out[o][1] for o in names if o in out and out[o][1]]
+        grouped = [f for f in found if group_of(f) != REST]
+        if grouped or found:
+            out[name] = (shape, "~" + (grouped or found)[0].lstrip("~"))
     return out
 
 
 def group_of(source: str) -> str:
-    """The part of the model an op's source op name comes from (`GROUPS`), else "env and the rest"."""
+    """The part of the model an op's source op name comes from (`GROUPS`), else `REST`."""
     for group, modules in GROUPS:
         if any(re.search(rf"(^|[/(]){module}[)/]", source) for module in modules):
             return group
-    return "env and the rest"
+    return REST
 
 
 def profile_table(compiled: Any, args: tuple, top: int = 25) -> dict[str, Any]:

@@ -27,7 +27,7 @@ def test_an_op_is_grouped_by_the_module_its_name_passes_through(source, group):
     assert group_of(source) == group
 
 
-def test_a_fusion_without_its_own_name_takes_its_computations():
+def test_an_op_without_its_own_name_takes_its_computations_or_its_operands():
     hlo = "\n".join(
         [
             "%fused_computation.3 (param_0: f32[4]) -> f32[4] {",
@@ -35,9 +35,14 @@ def test_a_fusion_without_its_own_name_takes_its_computations():
             '  ROOT %b = f32[4]{0} add(%a, %a), metadata={op_name="jit(f)/vmap(Critic)/add"}',
             "}",
             "",
+            "%fused_computation.9 (p0: f32[4], p1: f32[4]) -> f32[4] {",
+            "  ROOT %dot.9 = f32[4]{0} multiply(%p0, %p1)",
+            "}",
+            "",
             "ENTRY %main (x: f32[4]) -> f32[4] {",
             "  %x = f32[4]{0} parameter(0)",
             "  %fusion.3 = f32[4]{0} fusion(%x), kind=kLoop, calls=%fused_computation.3",
+            "  %ynn_fusion.9 = f32[4]{0} fusion(%x, %fusion.3), kind=kCustom, calls=%fused_computation.9",
             '  ROOT %dot.1 = f32[4]{0} multiply(%fusion.3, %x), metadata={op_name="jit(f)/vmap(Actor)/mul"}',
             "}",
         ]
@@ -46,6 +51,8 @@ def test_a_fusion_without_its_own_name_takes_its_computations():
     assert sources["dot.1"] == ("f32[4]{0}", "jit(f)/vmap(Actor)/mul")
     assert sources["fusion.3"][0] == "f32[4]{0}" and "(Critic)" in sources["fusion.3"][1]
     assert sources["x"] == ("f32[4]{0}", "")
+    # no name of its own or in its computation: its operand's that lies in a network, marked inferred
+    assert sources["ynn_fusion.9"][1].startswith("~") and group_of(sources["ynn_fusion.9"][1]) == "critic"
 
 
 def test_one_traced_call_splits_its_time_between_the_networks():
