@@ -19,6 +19,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from hivex_jax.core.reductions import exact_reduce
 from hivex_jax.envs.aerial_wildfire_suppression.generator import cell_centres, island_half_extent
 from hivex_jax.envs.aerial_wildfire_suppression.params import (
     BURNING,
@@ -239,14 +240,16 @@ def burning_near(
     """bool[N]: a burning tree within `radius` of each centre f32[N, 2]."""
     windows, xs, zs = local_windows(cells, centres, half, params)
     d2 = (xs[:, None, :] - centres[:, 0, None, None]) ** 2 + (zs[:, :, None] - centres[:, 1, None, None]) ** 2
-    return jnp.any((windows == BURNING) & (d2 <= radius**2), axis=(1, 2))
+    return exact_reduce((windows == BURNING) & (d2 <= radius**2), "any", (1, 2))  # windows over 32 cells
 
 
 def tree_counts(cells: jax.Array) -> jax.Array:
     """i32[2]: unburnt (healthy or wet) and burning trees, in one packed integer reduction (one pass
     over the grid; needs fewer than 65536 cells)."""
     unburnt = (cells == HEALTHY) | (cells == WET)
-    packed = jnp.sum((cells == BURNING).astype(jnp.int32) + (unburnt.astype(jnp.int32) << 16))
+    packed = exact_reduce(
+        (cells == BURNING).astype(jnp.int32) + (unburnt.astype(jnp.int32) << 16), "sum", (0, 1)
+    )
     return jnp.stack([packed >> 16, packed & 0xFFFF])
 
 
