@@ -240,7 +240,7 @@ def burning_near(
     """bool[N]: a burning tree within `radius` of each centre f32[N, 2]."""
     windows, xs, zs = local_windows(cells, centres, half, params)
     d2 = (xs[:, None, :] - centres[:, 0, None, None]) ** 2 + (zs[:, :, None] - centres[:, 1, None, None]) ** 2
-    return exact_reduce((windows == BURNING) & (d2 <= radius**2), "any", (1, 2))  # windows over 32 cells
+    return exact_reduce((windows == BURNING) & (d2 <= radius**2), "any", (1, 2))  # sides over 32 cells
 
 
 def tree_counts(cells: jax.Array) -> jax.Array:
