@@ -60,6 +60,7 @@ class HeldOutEvaluation:
         baselines_in_turn = seeds_in_turn(jax.devices()) if in_turn is None else in_turn
         in_turn = rows_in_turn(env, params) if in_turn is None else in_turn
         key = jax.random.PRNGKey(cfg.eval_seed)
+        self.helpers: Any = None  # processes that play some rows and the baselines (`run.eval_helpers`)
         self.train = train  # its env is the evaluated one (stress / file worlds): the GIF plays there too
         self.worlds = rollout.seed_range(worlds)
         self.distinct_episodes: dict[str, Any] | None = None  # seeds dropped as repeats (distinct_worlds)
@@ -141,7 +142,7 @@ class HeldOutEvaluation:
         other.baselines = self._setting_baselines(train)
         return other
 
-    def _play_trained(self, policy_params: Any) -> dict[str, Any]:
+    def play_trained(self, policy_params: Any) -> dict[str, Any]:
         """The trained program's totals `[P, W, ...]` on this evaluation's worlds (and env params)."""
         if self.params_stack is None:
             return self.trained(policy_params, self.worlds)
@@ -151,12 +152,14 @@ class HeldOutEvaluation:
     def on(self, worlds: Sequence[int]) -> HeldOutEvaluation:
         """The same compiled evaluation on other worlds (same count: no recompilation)."""
         other = copy.copy(self)
+        other.helpers = None  # they play this evaluation's own worlds
         other.worlds = rollout.seed_range(worlds)
         return other
 
     def trained_totals(self, params: Any) -> dict[str, dict[str, np.ndarray]]:
         """`{"greedy": totals [S, W, A, ...], "stochastic": ...}` for population params `[S, ...]`."""
-        totals = self._play_trained(greedy_and_stochastic_rows(params, self.num_seeds))
+        play = self.play_trained if self.helpers is None else self.helpers.split(self.play_trained)
+        totals = play(greedy_and_stochastic_rows(params, self.num_seeds))
         s = self.num_seeds
         return {
             "greedy": jax.tree.map(lambda x: x[:s], totals),
@@ -165,7 +168,8 @@ class HeldOutEvaluation:
 
     def baseline_totals(self) -> dict[str, dict[str, np.ndarray]]:
         """`{"scripted": totals [W, A, ...], "random": ...}`."""
-        totals = self.baselines(jnp.arange(len(self.baseline_names)), self.worlds)
+        play = self.baselines if self.helpers is None else self.helpers.baselines_or(self.baselines)
+        totals = play(jnp.arange(len(self.baseline_names)), self.worlds)
         return {n: jax.tree.map(lambda x, i=i: x[i], totals) for i, n in enumerate(self.baseline_names)}
 
     def full(self, params: Any, baselines: bool = True, trained: dict | None = None) -> dict[str, Any]:
@@ -230,10 +234,9 @@ def get_evaluation(population: Population, worlds: Any, num_steps: int | None = 
     world_list, dropped = distinct_worlds(population.train.env, worlds)
     # configs that differ only in update-only keys (a fused sweep's lr x ent_coef members) share it
     key = ("evaluation", population.train.keys.init_and_eval, len(world_list), num_steps)
-    evaluation = cached(key, lambda: HeldOutEvaluation(population.train, world_list, num_steps))
-    evaluation = evaluation.on(world_list)
-    evaluation.distinct_episodes = dropped
-    return evaluation
+    found = cached(key, lambda: HeldOutEvaluation(population.train, world_list, num_steps)).on(world_list)
+    found.distinct_episodes = dropped
+    return found
 
 
 # ------------------------------------------------------------------------------------------ evaluate

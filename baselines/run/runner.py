@@ -26,6 +26,7 @@ from baselines.config import PPOConfig
 from baselines.core.ppo import RunnerState
 from baselines.run import checkpoint
 from baselines.run.distributed import broadcast_text, broadcast_value, fetch, is_main
+from baselines.run.eval_helpers import with_helpers
 from baselines.run.evaluation import HeldOutEvaluation, get_evaluation
 from baselines.run.files import (
     MetricsCSV,
@@ -90,7 +91,8 @@ def run_training(
     state, chunks_done, wall_before = start_or_resume(run_dir, config, population, csv_file, resume, log)
     if main:
         write_text_atomic(run_dir / "config.yaml", config.to_yaml())
-    evaluation = get_evaluation(population, config.test_worlds)
+    # with helper processes on idle cores where they pay (started after compiling, closed with the evaluation)
+    evaluation = with_helpers(get_evaluation(population, config.test_worlds), config, log, outputs)
     tracker = open_logger(config, run_dir, chunks_done * config.chunk_updates, log) if main else NoLogger()
     tracker.log_config(config.to_dict())
     log(describe_run(config, population, compile_s))

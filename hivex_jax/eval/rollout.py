@@ -140,6 +140,7 @@ class Evaluator:
         self.worlds = seed_range(worlds)
         self.env = env
         self.params_axis = params_axis
+        self.in_turn = batched and in_turn  # rows one after another: each row's numbers, whatever its company
         # a stack's episodes end at their own max_steps (the env's `done`); loop to the longest at most
         self.num_steps = (
             int(np.max(np.asarray(env_params.max_steps))) if num_steps is None else int(num_steps)
