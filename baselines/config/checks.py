@@ -58,8 +58,8 @@ SIZE_BOUNDS = {
     "train_env_params_anneal_updates": 1 << 31,
 }
 
-#: most `eval_helpers` processes (each holds its own copy of the env and the programs)
-MAX_EVAL_HELPERS = 64
+#: most `cpu_helpers` processes (each holds its own copy of the env and the programs)
+MAX_CPU_HELPERS = 64
 
 #: per-layer width and layer count of `hidden_sizes` and `cnn_channels`
 LAYER_BOUNDS = {"hidden_sizes": (1 << 14, 64), "cnn_channels": (4096, 16)}
@@ -249,8 +249,8 @@ def _check_run(config: Any) -> None:
         )
     if config.eval_every < 0 or config.checkpoint_every < 0 or config.gif_frames < 0:
         raise ConfigError("eval_every, checkpoint_every and gif_frames must be >= 0")
-    if config.eval_helpers is not None and not 0 <= config.eval_helpers <= MAX_EVAL_HELPERS:
-        raise ConfigError(f"eval_helpers must be null or 0..{MAX_EVAL_HELPERS}, got {config.eval_helpers}")
+    if config.cpu_helpers is not None and not 0 <= config.cpu_helpers <= MAX_CPU_HELPERS:
+        raise ConfigError(f"cpu_helpers must be null or 0..{MAX_CPU_HELPERS}, got {config.cpu_helpers}")
     if config.stop_at_test_return is not None and config.eval_every < 1:
         raise ConfigError(
             "stop_at_test_return needs eval_every >= 1: the target is checked at held-out evaluations"

@@ -139,9 +139,9 @@ class PPOConfig:
     # RNG stream of evaluation, independent of training seeds (the evaluation program's PRNG key)
     eval_seed: int = data_key("run", 12345)
     eval_every: int = run_key("run", 6)  # chunks between held-out evaluations (greedy); 0 = only at the end
-    # processes beside the run that share its held-out evaluation on a CPU (baselines.run.eval_helpers):
+    # processes beside the run that share its held-out evaluation on a CPU (baselines.run.helpers):
     # None = one per idle core where the trained rows play in turn (camera envs on one CPU device); 0 = none
-    eval_helpers: int | None = run_key("run", None)
+    cpu_helpers: int | None = run_key("run", None)
     # stop at the first evaluation whose greedy held-out return, averaged over seeds, reaches this;
     # summary.json records the time to it. None = run all updates
     stop_at_test_return: float | None = run_key("run", None)

@@ -60,7 +60,7 @@ class HeldOutEvaluation:
         baselines_in_turn = seeds_in_turn(jax.devices()) if in_turn is None else in_turn
         in_turn = rows_in_turn(env, params) if in_turn is None else in_turn
         key = jax.random.PRNGKey(cfg.eval_seed)
-        self.helpers: Any = None  # processes that play some rows and the baselines (`run.eval_helpers`)
+        self.helpers: Any = None  # processes that play some rows and the baselines (`run.helpers`)
         self.train = train  # its env is the evaluated one (stress / file worlds): the GIF plays there too
         self.worlds = rollout.seed_range(worlds)
         self.distinct_episodes: dict[str, Any] | None = None  # seeds dropped as repeats (distinct_worlds)

@@ -155,6 +155,22 @@ class Population:
         self.compile_s = time.perf_counter() - start
         return self.compile_s
 
+    def compile_part(self, state: Any) -> Any:
+        """The chunk compiled for `state`'s shapes (some of the seed rows; in turn each row's numbers are
+        the whole population's), leaving `compiled` as it is."""
+        return self._chunk.lower(state).compile()
+
+    def part_state(self, rows: int) -> Any:
+        """`abstract_state` of `rows` seed rows."""
+        return jax.tree.map(
+            lambda s: jax.ShapeDtypeStruct((rows, *s.shape[1:]), s.dtype, sharding=s.sharding),
+            self.abstract_state(),
+        )
+
+    def run_part(self, state: Any) -> tuple[Any, Any]:
+        """The chunk on `state`'s seed rows, compiled for their count on first use."""
+        return self._chunk(state)
+
     def chunk(self, state: RunnerState) -> tuple[RunnerState, dict[str, np.ndarray]]:
         """Run `chunk_updates` updates on every seed; metrics come back as numpy `[num_seeds, K]` (on
         every process: gathered across processes)."""

@@ -26,7 +26,6 @@ from baselines.config import PPOConfig
 from baselines.core.ppo import RunnerState
 from baselines.run import checkpoint
 from baselines.run.distributed import broadcast_text, broadcast_value, fetch, is_main
-from baselines.run.eval_helpers import with_helpers
 from baselines.run.evaluation import HeldOutEvaluation, get_evaluation
 from baselines.run.files import (
     MetricsCSV,
@@ -42,6 +41,7 @@ from baselines.run.files import (
     write_text_atomic,
 )
 from baselines.run.guards import check_resume_config, first_nonfinite, stop_nonfinite
+from baselines.run.helpers import with_helpers
 from baselines.run.loggers import NoLogger, check_logger, final_values, log_chunk, open_logger
 from baselines.run.memory import compile_checked
 from baselines.run.population import Population, get_population
@@ -83,16 +83,17 @@ def run_training(
         else Path(config.out_dir) / (config.name or broadcast_text(default_run_name(config)))
     )
     population = get_population(config)
+    evaluation, trainer = with_helpers(
+        get_evaluation(population, config.test_worlds), population, config, log, outputs
+    )
     # compiled from abstract shapes before the state exists: XLA's memory estimate refuses a run that
     # cannot fit (baselines.run.memory), and the program it compiled is the one that trains
-    compile_s = compile_checked(config, population) if population.compiled is None else 0.0
+    compile_s = compile_checked(config, trainer) if trainer.compiled is None else 0.0
     csv_file = MetricsCSV(run_dir / "metrics.csv", config.num_seeds, metric_names(config))
     steps_per_update = config.steps_per_update
     state, chunks_done, wall_before = start_or_resume(run_dir, config, population, csv_file, resume, log)
     if main:
         write_text_atomic(run_dir / "config.yaml", config.to_yaml())
-    # with helper processes on idle cores where they pay (started after compiling, closed with the evaluation)
-    evaluation = with_helpers(get_evaluation(population, config.test_worlds), config, log, outputs)
     tracker = open_logger(config, run_dir, chunks_done * config.chunk_updates, log) if main else NoLogger()
     tracker.log_config(config.to_dict())
     log(describe_run(config, population, compile_s))
@@ -122,7 +123,7 @@ def run_training(
     final_tests = None  # the held-out totals of the state the loop ended with, if it evaluated it
     for chunk in range(chunks_done, config.num_chunks):
         final_tests = None
-        state, raw = population.chunk(state)
+        state, raw = trainer.chunk(state)
         nonfinite = first_nonfinite(raw, chunk * config.chunk_updates)  # flags computed in the chunk
         metrics = per_update_metrics(raw)
         finished = chunk + 1 == config.num_chunks

@@ -75,7 +75,7 @@ ADDED_KEYS = {
     "logger": "none",
     "logger_project": None,
     "cpu_compile_level": None,
-    "eval_helpers": None,
+    "cpu_helpers": None,
 }
 #: MAPPO's keys added since that record
 ADDED_MAPPO_KEYS = {"critic_local_visual": False, "critic_heads_local": False}

@@ -1,0 +1,305 @@
+"""Helper processes on the CPU cores a run leaves idle (`cpu_helpers`): the training computes on one core
+(`PJRT_NPROC=1`), so on a CPU the run hands some of its seeds' updates and of its held-out evaluation to
+processes of its own. Each helper rebuilds the run's population and evaluation from the config (the same
+programs), trains its part of the seed rows each chunk, plays the baselines once idle (the first helper)
+and plays a part of the trained policy's rows when asked.
+
+Seeds train in turn on one CPU device (`seeds_in_turn`) and the trained rows play in turn (`rows_in_turn`),
+so a seed's or a row's numbers do not depend on which rows share its program: a part computed here or in
+a helper is the same bit for bit (tests/baselines/test_helpers.py). Threads would not be: XLA's CPU backend
+with a thread pool of two rounds differently, and risks jaxlib 0.10's LAPACK deadlock. A helper that is not
+ready, fails or dies costs time only: its part is computed in this process, with one line.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import time
+import weakref
+from collections.abc import Callable, Sequence
+from itertools import pairwise
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from baselines.config import PPOConfig
+from baselines.run.distributed import fetch
+from baselines.run.helper_process import registered_spec, serve
+
+#: world-steps of trained rows (rows x worlds x episode steps) from which `cpu_helpers: null` starts
+#: helpers: the shipped camera configs play 192 episodes of thousands of steps (AWS: 576,000), a test's
+#: tiny config a few hundred
+AUTO_MIN_STEPS = 50_000
+
+#: seconds `close` waits for a helper to leave before it is terminated
+CLOSE_TIMEOUT_S = 10.0
+
+
+def usable_cores() -> int:
+    """CPU cores this process may run on (its affinity mask, where the OS has one)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS, Windows
+        return os.cpu_count() or 1
+
+
+def helper_count(config: PPOConfig, evaluation: Any) -> int:
+    """How many helpers a run gets: `cpu_helpers`, or (None) one per idle core where its trained rows make
+    `AUTO_MIN_STEPS` world-steps; 0 unless those rows play in turn on one CPU device of a single process,
+    with the env params as constants. Never more than the rows less one."""
+    if config.cpu_helpers == 0 or jax.process_count() > 1:
+        return 0
+    if not evaluation.trained.in_turn or evaluation.params_stack is not None:
+        return 0
+    rows = 2 * config.num_seeds
+    steps = rows * len(evaluation.worlds) * evaluation.trained.num_steps
+    if config.cpu_helpers is None and steps < AUTO_MIN_STEPS:
+        return 0  # a helper's start (jax, the env, its programs) would outlast its part
+    wanted = usable_cores() - 1 if config.cpu_helpers is None else config.cpu_helpers
+    return max(0, min(wanted, rows - 1))
+
+
+def with_helpers(
+    evaluation: Any, population: Any, config: PPOConfig, log: Callable[[str], Any], final: bool
+) -> tuple[Any, Any]:
+    """`(evaluation, trainer)`: with `helper_count` helpers, a copy of `evaluation` that shares its plays
+    with them and a `SplitTraining` of `population` (where it has seeds to share); else both as given.
+    Only where the evaluation will be played (`final`, or `eval_every`). The helpers end when both are
+    collected (a run's, when it returns) or at exit."""
+    count = helper_count(config, evaluation) if final or config.eval_every else 0
+    if count == 0:
+        return evaluation, population
+    sizes = [
+        len(part) for part in np.array_split(np.arange(config.num_seeds), min(count + 1, config.num_seeds))
+    ]
+    helpers = Helpers(config, evaluation.worlds, count, sizes[1:], log)
+    helped = evaluation.on(evaluation.worlds)  # a copy: the cached evaluation stays without helpers
+    helped.helpers = helpers
+    trainer = SplitTraining(population, helpers, sizes) if len(sizes) > 1 else population
+    log(
+        f"cpu_helpers: {count} process(es) beside this one: seeds {' + '.join(map(str, sizes))}, "
+        "the evaluation's rows shared (cpu_helpers=0: none)"
+    )
+    return helped, trainer
+
+
+def _rows(tree: Any, start: int, stop: int) -> Any:
+    return jax.tree.map(lambda x: x[start:stop], tree)
+
+
+class SplitTraining:
+    """The population's chunk with its seed rows in contiguous parts of `sizes`: the first trained here,
+    the others by the helpers, all at once (`compiled`: this process's part, from `compile`)."""
+
+    def __init__(self, population: Any, helpers: Helpers, sizes: list[int]):
+        self.population, self.helpers = population, helpers
+        self.devices = population.devices
+        self.cuts = np.cumsum([0, *sizes])
+        self.compiled: Any = None
+        self.compile_s = float("nan")
+
+    def abstract_state(self) -> Any:
+        """This process's part of the population state, abstract (what `compile` compiles for)."""
+        return self.population.part_state(int(self.cuts[1]))
+
+    def compile(self, state: Any) -> float:
+        """Compile this process's part of the chunk (`memory.compile_checked` reads its estimate)."""
+        start = time.perf_counter()
+        self.compiled = self.population.compile_part(state)
+        self.compile_s = time.perf_counter() - start
+        return self.compile_s
+
+    def chunk(self, state: Any) -> tuple[Any, dict[str, np.ndarray]]:
+        """`Population.chunk`, the parts trained side by side; the same state and metrics."""
+        parts = [_rows(state, a, b) for a, b in pairwise(self.cuts)]
+        sent = self.helpers.send_seeds(parts[1:])
+        state_here, metrics_here = self.compiled(parts[0])
+        results = [(state_here, fetch(metrics_here))]
+        for i, part in enumerate(parts[1:]):
+            got = self.helpers.trained(i) if sent else None
+            if got is None:  # its helper failed: trained here (compiled for its row count on first use)
+                part_state, part_metrics = self.population.run_part(part)
+                got = (part_state, fetch(part_metrics))
+            results.append(got)
+        states, metrics = zip(*results, strict=True)
+        state = jax.tree.map(lambda *xs: jnp.concatenate([jnp.asarray(x) for x in xs]), *states)
+        return state, jax.tree.map(lambda *xs: np.concatenate(xs), *metrics)
+
+
+class Helpers:
+    """`count` helper processes of one run; helper i trains `seed_parts[i]` seed rows (none past the list).
+    `play(rows, local)` shares a trained-policy call; `baselines()` is the first helper's play of them."""
+
+    def __init__(
+        self,
+        config: PPOConfig,
+        worlds: Any,
+        count: int,
+        seed_parts: Sequence[int] = (),
+        log: Callable[[str], Any] = print,
+    ):
+        self.log = log
+        self.worlds = np.asarray(worlds)
+        self.failed: str | None = None
+        self.parts_played = 0  # row parts the helpers played (tests: the split happened)
+        self._ready = [False] * count
+        self._baselines: dict[str, Any] | None = None
+        self._baselines_asked = False
+        context = multiprocessing.get_context("spawn")  # a fork would copy jax's threads
+        cache = jax.config.jax_compilation_cache_dir
+        spec = registered_spec(config.env_id)
+        parts = list(seed_parts) + [0] * (count - len(seed_parts))
+        self._connections, self._processes = [], []
+        for i in range(count):
+            mine, theirs = context.Pipe()
+            process = context.Process(
+                target=serve,
+                args=(config.to_dict(), [int(w) for w in worlds], i, parts[i], cache, spec, theirs),
+                name=f"hivex-helper-{i}",
+                daemon=True,  # ends with this process whatever happens
+            )
+            process.start()
+            theirs.close()
+            self._connections.append(mine)
+            self._processes.append(process)
+        # closed when collected (a run's evaluation is, when the run returns) or at exit, whatever happened
+        self._finalizer = weakref.finalize(self, _stop, self._connections, self._processes)
+
+    # ------------------------------------------------------------------------------- messages
+    def _take(self, i: int, message: tuple) -> tuple:
+        """Record a helper's message; returns it."""
+        kind = message[0]
+        if kind == "ready":
+            self._ready[i] = True
+        elif kind == "baselines":
+            self._baselines = message[1]
+        elif kind == "error":
+            self._fail(f"cpu helper {i} failed: {message[1]}")
+        return message
+
+    def _fail(self, reason: str) -> None:
+        if self.failed is None:
+            self.failed = reason
+            self.log(f"{reason}; its work runs in this process")
+
+    def _poll(self) -> None:
+        """Read what the helpers have sent so far, without waiting."""
+        for i, connection in enumerate(self._connections):
+            try:
+                while self.failed is None and connection.poll():
+                    self._take(i, connection.recv())
+            except (EOFError, OSError):
+                self._fail(f"cpu helper {i} ended")
+
+    def _await(self, i: int, kind: str) -> Any:
+        """Wait for helper i's next `kind` message (recording others on the way); None if it failed."""
+        connection = self._connections[i]
+        while self.failed is None:
+            try:
+                message = self._take(i, connection.recv())
+            except (EOFError, OSError):
+                self._fail(f"cpu helper {i} ended")
+                break
+            if message[0] == kind:
+                return message[1]
+        return None
+
+    def _send(self, i: int, message: tuple) -> bool:
+        try:
+            self._connections[i].send(message)
+            return True
+        except (OSError, ValueError):
+            self._fail(f"cpu helper {i} ended")
+            return False
+
+    # --------------------------------------------------------------------------------- service
+    def ready(self) -> bool:
+        """Whether every helper is built and none has failed."""
+        self._poll()
+        return self.failed is None and all(self._ready)
+
+    def wait(self) -> bool:
+        """Wait until every helper is built or one has failed; whether all are ready."""
+        for i, ready in enumerate(self._ready):
+            if not ready and self.failed is None:
+                self._await(i, "ready")
+        return self.ready()
+
+    def send_seeds(self, parts: list[Any]) -> bool:
+        """Hand helper i `parts[i]` (seed rows of the population state) to train one chunk; False (all
+        parts then train here) if a helper has failed. Waits for the helpers to be built."""
+        if not self.wait():
+            return False
+        host = [jax.device_get(part) for part in parts]
+        return all(self._send(i, ("train", part)) for i, part in enumerate(host))
+
+    def trained(self, i: int) -> tuple[Any, dict[str, np.ndarray]] | None:
+        """Helper i's `(state rows, metrics)` of the part it was sent; None if it failed."""
+        return self._await(i, "trained")
+
+    def split(self, local: Callable[[Any], Any]) -> Callable[[Any], Any]:
+        """`local` (totals `[P, ...]` of policy rows `[P, ...]`) shared with the helpers (`play`)."""
+        return lambda rows: self.play(rows, local)
+
+    def baselines_or(self, local: Callable[..., Any]) -> Callable[..., Any]:
+        """The baselines' program `local(indices, worlds)`, or the first helper's totals of it when it
+        plays them on these worlds."""
+
+        def play(indices: Any, worlds: Any) -> Any:
+            same = np.array_equal(np.asarray(worlds), self.worlds)
+            totals = self.baselines() if same else None
+            return local(indices, worlds) if totals is None else totals
+
+        return play
+
+    def play(self, rows: Any, local: Callable[[Any], Any]) -> Any:
+        """`local(rows)` (totals `[P, ...]` of policy rows `[P, ...]`), its rows split into contiguous
+        parts: the first played here, the others by the helpers, all at once. Only `local` when the
+        helpers are not all ready; a part whose helper fails is played here after the others."""
+        count = len(jax.tree.leaves(rows)[0])
+        if not self.ready() or count < 2:
+            return local(rows)
+        cuts = np.linspace(0, count, min(count, len(self._connections) + 1) + 1).round().astype(int)
+        parts = [jax.tree.map(lambda x, a=a, b=b: np.asarray(x[a:b]), rows) for a, b in pairwise(cuts)]
+        helped = parts[1:]  # helper i plays helped[i]
+        for i, part in enumerate(helped):
+            self._send(i, ("play", part))
+        totals = [jax.tree.map(np.asarray, local(parts[0]))]
+        for i in range(len(helped)):
+            totals.append(self._await(i, "totals"))
+            self.parts_played += totals[-1] is not None
+        totals = [local(part) if got is None else got for part, got in zip(parts, totals, strict=True)]
+        return jax.tree.map(lambda *xs: np.concatenate([np.asarray(x) for x in xs]), *totals)
+
+    def baselines(self) -> dict[str, Any] | None:
+        """The first helper's baseline totals (asking for them, and waiting, if they have not come), or
+        None if a helper failed."""
+        if self._baselines is None and self.wait():
+            if not self._baselines_asked:
+                self._baselines_asked = self._send(0, ("baselines", None))
+            self._await(0, "baselines")
+        return None if self.failed is not None else self._baselines
+
+    def close(self) -> None:
+        """Stop the helpers (terminated if they do not leave in `CLOSE_TIMEOUT_S`)."""
+        self._finalizer()
+
+
+def _stop(connections: list, processes: list) -> None:
+    """Ask each helper to stop, then wait for it (terminated after `CLOSE_TIMEOUT_S`)."""
+    for connection in connections:
+        try:
+            connection.send(("stop", None))
+        except (OSError, ValueError):
+            pass
+        connection.close()
+    for process in processes:
+        process.join(CLOSE_TIMEOUT_S)
+        if process.is_alive():
+            process.terminate()
+            process.join()
+    connections.clear()
+    processes.clear()

@@ -1,0 +1,151 @@
+"""Helper processes on idle CPU cores (`baselines.run.helpers`): the seeds they train, the parts of the
+trained rows they play and the baselines they play are the numbers this process computes, bit for bit (a
+whole run's files too); a helper that cannot build the env leaves its work to this process, with one line."""
+
+from types import SimpleNamespace
+
+import jax
+import numpy as np
+import pytest
+from trainer_fake_env import TINY_CONFIG, TinyEnv, register
+
+import hivex_jax
+from baselines.config import ConfigError, from_dict
+from baselines.config.checks import MAX_CPU_HELPERS
+from baselines.core.ppo import make_train
+from baselines.run import helpers as helpers_module
+from baselines.run.evaluation import HeldOutEvaluation
+from baselines.run.helpers import Helpers, SplitTraining, helper_count
+from baselines.run.population import Population
+from baselines.run.runner import run_training
+
+register()
+#: three seeds: six trained rows, split 2 / 2 / 2 over this process and two helpers
+CONFIG = {**TINY_CONFIG, "num_seeds": 3, "test_worlds": "200:204"}
+
+
+def _evaluation(values: dict) -> tuple[HeldOutEvaluation, object]:
+    config = from_dict(values)
+    population = Population(make_train(config))
+    return HeldOutEvaluation(population.train, config.test_worlds), population.init().params
+
+
+def _same(a: dict, b: dict) -> bool:
+    leaves_a, leaves_b = jax.tree.leaves(a), jax.tree.leaves(b)
+    return len(leaves_a) == len(leaves_b) and all(
+        np.array_equal(np.asarray(x), np.asarray(y), equal_nan=np.asarray(x).dtype.kind == "f")
+        for x, y in zip(leaves_a, leaves_b, strict=True)
+    )
+
+
+@pytest.mark.xla_default_code  # programs of 2 and 3 rows: the same bits with XLA's default code
+@pytest.mark.timeout(300)
+def test_helpers_play_the_same_numbers_as_this_process():
+    evaluation, params = _evaluation(CONFIG)
+    assert evaluation.trained.in_turn  # the tiny env has a camera: rows in turn on one CPU device
+    alone_trained, alone_baselines = evaluation.trained_totals(params), evaluation.baseline_totals()
+    lines = []
+    helped = evaluation.on(evaluation.worlds)
+    helped.helpers = Helpers(from_dict(CONFIG), evaluation.worlds, 2, log=lines.append)
+    try:
+        assert helped.helpers.wait()  # built from the config in processes of their own
+        trained, baselines = helped.trained_totals(params), helped.baseline_totals()
+        assert helped.helpers.parts_played == 2 and helped.helpers.failed is None and lines == []
+    finally:
+        helped.helpers.close()
+    assert _same(trained, alone_trained)
+    assert _same(baselines, alone_baselines)
+    assert trained["greedy"]["return"].shape == (3, 4, 3)  # [seeds, worlds, agents]
+    assert not helped.helpers._processes  # closed
+
+
+@pytest.mark.xla_default_code  # programs of 2 and 3 rows: the same bits with XLA's default code
+@pytest.mark.timeout(300)
+def test_seeds_trained_in_a_helper_are_the_seeds_trained_here():
+    config = from_dict(CONFIG)
+    population = Population(make_train(config))
+    state = population.init()
+    first = population.chunk(state)
+    second = population.chunk(first[0])
+    lines = []
+    helpers = Helpers(config, [200, 201, 202, 203], 1, [1], log=lines.append)
+    split = SplitTraining(population, helpers, [2, 1])  # seeds 0, 1 here, seed 2 in the helper
+    split.compile(split.abstract_state())
+    try:
+        got_first = split.chunk(state)
+        got_second = split.chunk(got_first[0])
+    finally:
+        helpers.close()
+    assert lines == [] and helpers.failed is None
+    assert _same(got_first, first) and _same(got_second, second)
+    assert got_first[1]["loss"].shape == first[1]["loss"].shape == (3, 2)  # [seeds, chunk updates]
+
+
+@pytest.mark.xla_default_code  # programs of 2 and 3 rows: the same bits with XLA's default code
+@pytest.mark.timeout(300)
+def test_a_run_with_a_helper_writes_the_files_of_a_run_without(tmp_path):
+    values = {**CONFIG, "gif_frames": 0, "checkpoint_every": 0}
+    quiet = {"progress": False, "log": lambda *a: None}
+    logs = []
+    run_training(
+        from_dict({**values, "cpu_helpers": 1}), tmp_path / "helped", progress=False, log=logs.append
+    )
+    run_training(from_dict({**values, "cpu_helpers": 0}), tmp_path / "alone", **quiet)
+    assert any(line.startswith("cpu_helpers: 1 process(es) beside this one: seeds 2 + 1") for line in logs)
+    assert (tmp_path / "helped" / "eval.json").read_bytes() == (tmp_path / "alone" / "eval.json").read_bytes()
+    helped, alone = (
+        np.genfromtxt(tmp_path / r / "metrics.csv", delimiter=",", names=True) for r in ("helped", "alone")
+    )
+    columns = [c for c in alone.dtype.names if c != "wall_s"]
+    assert all(np.array_equal(helped[c], alone[c], equal_nan=True) for c in columns)
+
+
+@pytest.mark.xla_default_code  # programs of 2 and 3 rows: the same bits with XLA's default code
+@pytest.mark.timeout(300)
+def test_a_helper_that_cannot_build_the_env_leaves_the_evaluation_to_this_process():
+    class LocalTiny(TinyEnv):  # a class local to a function does not pickle: a helper has no such env
+        env_id = "TinyLocalOnly-v0"
+
+    if LocalTiny.env_id not in hivex_jax.registered_envs():
+        hivex_jax.register(LocalTiny.env_id, LocalTiny)
+    values = {**CONFIG, "env_id": LocalTiny.env_id}
+    evaluation, params = _evaluation(values)
+    alone = evaluation.trained_totals(params)
+    lines = []
+    helpers = Helpers(from_dict(values), evaluation.worlds, 1, log=lines.append)
+    try:
+        assert not helpers.wait()  # it reported an error instead
+        helped = evaluation.on(evaluation.worlds)
+        helped.helpers = helpers
+        assert _same(helped.trained_totals(params), alone)
+        assert helpers.baselines() is None and helpers.parts_played == 0
+    finally:
+        helpers.close()
+    assert len(lines) == 1 and LocalTiny.env_id in lines[0] and lines[0].endswith("runs in this process")
+    assert "\n" not in lines[0]
+
+
+def test_how_many_helpers(monkeypatch):
+    monkeypatch.setattr(helpers_module, "usable_cores", lambda: 8)
+    config = from_dict({**CONFIG, "cpu_helpers": None})
+
+    def evaluation(in_turn=True, stack=None, worlds=32, steps=3000):
+        trained = SimpleNamespace(in_turn=in_turn, num_steps=steps)
+        return SimpleNamespace(trained=trained, params_stack=stack, worlds=range(worlds))
+
+    assert helper_count(config, evaluation()) == 5  # 7 idle cores, 6 rows: 5 helpers and this process
+    assert helper_count(config.replace(cpu_helpers=2), evaluation()) == 2
+    assert helper_count(config.replace(cpu_helpers=0), evaluation()) == 0
+    assert helper_count(config, evaluation(in_turn=False)) == 0  # vmapped rows: one program's batch
+    assert helper_count(config, evaluation(stack="params")) == 0  # params as data (transfer, stress)
+    assert helper_count(config, evaluation(worlds=2, steps=12)) == 0  # too short to pay a helper's start
+    assert helper_count(config.replace(cpu_helpers=1), evaluation(worlds=2, steps=12)) == 1
+    monkeypatch.setattr(helpers_module, "usable_cores", lambda: 1)
+    assert helper_count(config, evaluation()) == 0  # no idle core
+
+
+@pytest.mark.parametrize("value", [-1, MAX_CPU_HELPERS + 1])
+def test_cpu_helpers_out_of_range_is_one_line(value):
+    with pytest.raises(ConfigError, match=r"cpu_helpers must be null or 0\.\.\d+") as raised:
+        from_dict({**CONFIG, "cpu_helpers": value})
+    assert "\n" not in str(raised.value)
