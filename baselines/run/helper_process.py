@@ -14,22 +14,24 @@ import numpy as np
 
 from baselines.run.distributed import fetch
 from hivex_jax.core.errors import one_line
-from hivex_jax.core.registry import _REGISTRY, EnvSpec, register
+from hivex_jax.core.registry import EnvSpec, register, registered_envs, spec
 
 
 def registered_spec(env_id: str) -> EnvSpec | None:
     """The registry entry of an env registered in this process, for a helper that would not know it (a
     test's or a user's env registered at run time), where it pickles (a lambda factory does not)."""
-    spec = _REGISTRY.get(env_id)
+    if env_id not in registered_envs():
+        return None
+    found = spec(env_id)
     try:
-        pickle.dumps(spec)
+        pickle.dumps(found)
     except (pickle.PicklingError, AttributeError, TypeError):
         return None
-    return spec
+    return found
 
 
 def serve(
-    config_values: dict, worlds: list[int], index: int, seeds: int, cache_dir: Any, spec: Any, connection: Any
+    config_values: dict, worlds: list[int], index: int, seeds: int, cache_dir: Any, env: Any, connection: Any
 ) -> None:
     """Helper `index`: build the run's population (compiling its `seeds` rows' chunk) and evaluation, say
     "ready", then serve "train" / "play" / "baselines" until "stop" or the run's end. The first helper
@@ -40,8 +42,8 @@ def serve(
     try:
         if cache_dir:
             jax.config.update("jax_compilation_cache_dir", cache_dir)
-        if spec is not None and spec.id not in _REGISTRY:
-            register(spec.id, spec.entry_point, spec.description, **spec.kwargs)
+        if env is not None and env.id not in registered_envs():  # the run's entry (`registered_spec`)
+            register(env.id, env.entry_point, env.description, **env.kwargs)
         from baselines.config import from_dict
         from baselines.run.evaluation import HeldOutEvaluation
         from baselines.run.population import get_population

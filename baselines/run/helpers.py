@@ -46,43 +46,44 @@ def usable_cores() -> int:
         return os.cpu_count() or 1
 
 
-def helper_count(config: PPOConfig, evaluation: Any) -> int:
-    """How many helpers a run gets: `cpu_helpers`, or (None) one per idle core where its trained rows make
-    `AUTO_MIN_STEPS` world-steps; 0 unless those rows play in turn on one CPU device of a single process,
-    with the env params as constants. Never more than the rows less one."""
-    if config.cpu_helpers == 0 or jax.process_count() > 1:
+def shares_rows(evaluation: Any) -> bool:
+    """Whether helpers may play some of `evaluation`'s trained rows: rows in turn, env params constant."""
+    return bool(evaluation.trained.in_turn) and evaluation.params_stack is None
+
+
+def helper_count(config: PPOConfig, evaluation: Any, population: Any) -> int:
+    """How many helpers a run gets: `cpu_helpers`, or (None) one per idle core where the evaluation's
+    trained rows (`shares_rows`) make `AUTO_MIN_STEPS` world-steps; 0 unless the seeds train in turn on one
+    CPU device of a single process. Never more than the seeds (or those rows, if more) less one."""
+    if config.cpu_helpers == 0 or jax.process_count() > 1 or not population.in_turn:
         return 0
-    if not evaluation.trained.in_turn or evaluation.params_stack is not None:
-        return 0
-    rows = 2 * config.num_seeds
-    steps = rows * len(evaluation.worlds) * evaluation.trained.num_steps
-    if config.cpu_helpers is None and steps < AUTO_MIN_STEPS:
+    rows = 2 * config.num_seeds if shares_rows(evaluation) else 0
+    if (
+        config.cpu_helpers is None
+        and rows * len(evaluation.worlds) * evaluation.trained.num_steps < AUTO_MIN_STEPS
+    ):
         return 0  # a helper's start (jax, the env, its programs) would outlast its part
     wanted = usable_cores() - 1 if config.cpu_helpers is None else config.cpu_helpers
-    return max(0, min(wanted, rows - 1))
+    return max(0, min(wanted, max(rows, config.num_seeds) - 1))
 
 
 def with_helpers(
-    evaluation: Any, population: Any, config: PPOConfig, log: Callable[[str], Any], final: bool
+    evaluation: Any, population: Any, config: PPOConfig, log: Callable[[str], Any]
 ) -> tuple[Any, Any]:
     """`(evaluation, trainer)`: with `helper_count` helpers, a copy of `evaluation` that shares its plays
     with them and a `SplitTraining` of `population` (where it has seeds to share); else both as given.
-    Only where the evaluation will be played (`final`, or `eval_every`). The helpers end when both are
-    collected (a run's, when it returns) or at exit."""
-    count = helper_count(config, evaluation) if final or config.eval_every else 0
+    The helpers end when both are collected (a run's, when it returns) or at exit."""
+    count = helper_count(config, evaluation, population)
     if count == 0:
         return evaluation, population
-    sizes = [
-        len(part) for part in np.array_split(np.arange(config.num_seeds), min(count + 1, config.num_seeds))
-    ]
-    helpers = Helpers(config, evaluation.worlds, count, sizes[1:], log)
+    parts = min(count + 1, config.num_seeds)
+    sizes = [len(part) for part in np.array_split(np.arange(config.num_seeds), parts)]
+    helpers = Helpers(config, evaluation.worlds, count, sizes[1:], log, shares_rows(evaluation))
     helped = evaluation.on(evaluation.worlds)  # a copy: the cached evaluation stays without helpers
     helped.helpers = helpers
     trainer = SplitTraining(population, helpers, sizes) if len(sizes) > 1 else population
-    log(
-        f"cpu_helpers: {count} process(es) beside this one: seeds {' + '.join(map(str, sizes))}, "
-        "the evaluation's rows shared (cpu_helpers=0: none)"
-    )
+    shared = "the baselines and the trained rows" if helpers.share_rows else "the baselines"
+    log(f"cpu_helpers: {count} process(es) beside this one: seeds {' + '.join(map(str, sizes))}; {shared}")
     return helped, trainer
 
 
@@ -140,8 +141,10 @@ class Helpers:
         count: int,
         seed_parts: Sequence[int] = (),
         log: Callable[[str], Any] = print,
+        share_rows: bool = True,
     ):
         self.log = log
+        self.share_rows = share_rows  # False: `play` plays every row here (vmapped rows: their own bits)
         self.worlds = np.asarray(worlds)
         self.failed: str | None = None
         self.parts_played = 0  # row parts the helpers played (tests: the split happened)
@@ -260,7 +263,7 @@ class Helpers:
         parts: the first played here, the others by the helpers, all at once. Only `local` when the
         helpers are not all ready; a part whose helper fails is played here after the others."""
         count = len(jax.tree.leaves(rows)[0])
-        if not self.ready() or count < 2:
+        if not self.share_rows or not self.ready() or count < 2:
             return local(rows)
         cuts = np.linspace(0, count, min(count, len(self._connections) + 1) + 1).round().astype(int)
         parts = [jax.tree.map(lambda x, a=a, b=b: np.asarray(x[a:b]), rows) for a, b in pairwise(cuts)]

@@ -84,7 +84,7 @@ def run_training(
     )
     population = get_population(config)
     evaluation, trainer = with_helpers(
-        get_evaluation(population, config.test_worlds), population, config, log, outputs
+        get_evaluation(population, config.test_worlds), population, config, log
     )
     # compiled from abstract shapes before the state exists: XLA's memory estimate refuses a run that
     # cannot fit (baselines.run.memory), and the program it compiled is the one that trains

@@ -127,21 +127,45 @@ def test_a_helper_that_cannot_build_the_env_leaves_the_evaluation_to_this_proces
 
 def test_how_many_helpers(monkeypatch):
     monkeypatch.setattr(helpers_module, "usable_cores", lambda: 8)
-    config = from_dict({**CONFIG, "cpu_helpers": None})
+    config = from_dict({**CONFIG, "cpu_helpers": None})  # 3 seeds: 6 trained rows
+    in_turn, vmapped = SimpleNamespace(in_turn=True), SimpleNamespace(in_turn=False)
 
     def evaluation(in_turn=True, stack=None, worlds=32, steps=3000):
         trained = SimpleNamespace(in_turn=in_turn, num_steps=steps)
         return SimpleNamespace(trained=trained, params_stack=stack, worlds=range(worlds))
 
-    assert helper_count(config, evaluation()) == 5  # 7 idle cores, 6 rows: 5 helpers and this process
-    assert helper_count(config.replace(cpu_helpers=2), evaluation()) == 2
-    assert helper_count(config.replace(cpu_helpers=0), evaluation()) == 0
-    assert helper_count(config, evaluation(in_turn=False)) == 0  # vmapped rows: one program's batch
-    assert helper_count(config, evaluation(stack="params")) == 0  # params as data (transfer, stress)
-    assert helper_count(config, evaluation(worlds=2, steps=12)) == 0  # too short to pay a helper's start
-    assert helper_count(config.replace(cpu_helpers=1), evaluation(worlds=2, steps=12)) == 1
+    def count(config, evaluation, population=in_turn):
+        return helper_count(config, evaluation, population)
+
+    assert count(config, evaluation()) == 5  # 7 idle cores, 6 rows: 5 helpers and this process
+    assert count(config.replace(cpu_helpers=2), evaluation()) == 2
+    assert count(config.replace(cpu_helpers=9), evaluation()) == 5  # at most the rows less one
+    assert count(config.replace(cpu_helpers=0), evaluation()) == 0
+    assert count(config, evaluation(), vmapped) == 0  # seeds vmapped (accelerators, several devices)
+    assert count(config.replace(cpu_helpers=1), evaluation(), vmapped) == 0
+    assert count(config, evaluation(worlds=2, steps=12)) == 0  # too short to pay a helper's start
+    assert count(config.replace(cpu_helpers=1), evaluation(worlds=2, steps=12)) == 1
+    # rows that helpers may not play (vmapped: a vector env's; env params as data): only seeds to share
+    assert count(config, evaluation(in_turn=False)) == 0
+    assert count(config.replace(cpu_helpers=4), evaluation(in_turn=False)) == 2  # the seeds less one
+    assert count(config.replace(cpu_helpers=4), evaluation(stack="params")) == 2
     monkeypatch.setattr(helpers_module, "usable_cores", lambda: 1)
-    assert helper_count(config, evaluation()) == 0  # no idle core
+    assert count(config, evaluation()) == 0  # no idle core
+
+
+def test_rows_that_are_not_shared_play_here():
+    calls = []
+    helpers = Helpers(from_dict(CONFIG), [200, 201], 0, share_rows=False)  # no process started
+    rows = {"w": np.arange(6.0)}
+    assert helpers.play(rows, lambda r: calls.append(r) or {"x": r["w"] * 2})["x"].tolist() == [
+        0,
+        2,
+        4,
+        6,
+        8,
+        10,
+    ]
+    assert len(calls) == 1 and calls[0] is rows  # all six rows in one call: vmapped rows keep their batch
 
 
 @pytest.mark.parametrize("value", [-1, MAX_CPU_HELPERS + 1])
