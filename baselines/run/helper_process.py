@@ -31,11 +31,17 @@ def registered_spec(env_id: str) -> EnvSpec | None:
 
 
 def serve(
-    config_values: dict, worlds: list[int], index: int, seeds: int, cache_dir: Any, env: Any, connection: Any
+    config_values: dict,
+    worlds: list[int],
+    baselines: bool,
+    seeds: int,
+    cache_dir: Any,
+    env: Any,
+    connection: Any,
 ) -> None:
-    """Helper `index`: build the run's population (compiling its `seeds` rows' chunk) and evaluation, say
-    "ready", then serve "train" / "play" / "baselines" until "stop" or the run's end. The first helper
-    plays the baselines unasked once it is idle: at once if it trains nothing, else after its first part."""
+    """A helper: build the run's population (compiling its `seeds` rows' chunk) and evaluation, say
+    "ready", then serve "train" / "play" / "baselines" until "stop" or the run's end. With `baselines` it
+    plays the baselines unasked once idle: at once if it trains nothing, else after its first part."""
     null = os.open(os.devnull, os.O_WRONLY)  # jax's start-up warnings would break the run's progress bar
     os.dup2(null, 1)
     os.dup2(null, 2)
@@ -55,7 +61,7 @@ def serve(
         # larger part: the first)
         program = population.compile_part(population.part_state(seeds)) if seeds else None
         connection.send(("ready", None))
-        baselines_owed = index == 0
+        baselines_owed = baselines
 
         def play_baselines() -> None:
             names = jnp.arange(len(evaluation.baseline_names))

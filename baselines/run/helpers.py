@@ -46,9 +46,15 @@ def usable_cores() -> int:
         return os.cpu_count() or 1
 
 
-def shares_rows(evaluation: Any) -> bool:
-    """Whether helpers may play some of `evaluation`'s trained rows: rows in turn, env params constant."""
-    return bool(evaluation.trained.in_turn) and evaluation.params_stack is None
+def own_setting(evaluation: Any, population: Any) -> bool:
+    """Whether `evaluation` plays the population's own env (what a helper rebuilds from the config), not
+    another setting's (transfer, stress worlds) or a stack of env params."""
+    return evaluation.train is population.train and evaluation.params_stack is None
+
+
+def shares_rows(evaluation: Any, population: Any) -> bool:
+    """Whether helpers may play some of `evaluation`'s trained rows: its own setting's, played in turn."""
+    return own_setting(evaluation, population) and bool(evaluation.trained.in_turn)
 
 
 def helper_count(config: PPOConfig, evaluation: Any, population: Any) -> int:
@@ -57,7 +63,7 @@ def helper_count(config: PPOConfig, evaluation: Any, population: Any) -> int:
     CPU device of a single process. Never more than the seeds (or those rows, if more) less one."""
     if config.cpu_helpers == 0 or jax.process_count() > 1 or not population.in_turn:
         return 0
-    rows = 2 * config.num_seeds if shares_rows(evaluation) else 0
+    rows = 2 * config.num_seeds if shares_rows(evaluation, population) else 0
     if (
         config.cpu_helpers is None
         and rows * len(evaluation.worlds) * evaluation.trained.num_steps < AUTO_MIN_STEPS
@@ -78,11 +84,22 @@ def with_helpers(
         return evaluation, population
     parts = min(count + 1, config.num_seeds)
     sizes = [len(part) for part in np.array_split(np.arange(config.num_seeds), parts)]
-    helpers = Helpers(config, evaluation.worlds, count, sizes[1:], log, shares_rows(evaluation))
-    helped = evaluation.on(evaluation.worlds)  # a copy: the cached evaluation stays without helpers
-    helped.helpers = helpers
+    own = own_setting(evaluation, population)
+    helpers = Helpers(
+        config, evaluation.worlds, count, sizes[1:], log, shares_rows(evaluation, population), own
+    )
+    helped = evaluation
+    if own:  # a copy: the cached evaluation stays without helpers
+        helped = evaluation.on(evaluation.worlds)
+        helped.helpers = helpers
     trainer = SplitTraining(population, helpers, sizes) if len(sizes) > 1 else population
-    shared = "the baselines and the trained rows" if helpers.share_rows else "the baselines"
+    shared = (
+        "the baselines and the trained rows"
+        if helpers.share_rows
+        else "the baselines"
+        if own
+        else "no evaluation"
+    )
     log(f"cpu_helpers: {count} process(es) beside this one: seeds {' + '.join(map(str, sizes))}; {shared}")
     return helped, trainer
 
@@ -142,6 +159,7 @@ class Helpers:
         seed_parts: Sequence[int] = (),
         log: Callable[[str], Any] = print,
         share_rows: bool = True,
+        share_baselines: bool = True,
     ):
         self.log = log
         self.share_rows = share_rows  # False: `play` plays every row here (vmapped rows: their own bits)
@@ -150,7 +168,7 @@ class Helpers:
         self.parts_played = 0  # row parts the helpers played (tests: the split happened)
         self._ready = [False] * count
         self._baselines: dict[str, Any] | None = None
-        self._baselines_asked = False
+        self._baselines_asked = not share_baselines  # and never played: `baselines` is then None
         context = multiprocessing.get_context("spawn")  # a fork would copy jax's threads
         cache = jax.config.jax_compilation_cache_dir
         spec = registered_spec(config.env_id)
@@ -160,7 +178,15 @@ class Helpers:
             mine, theirs = context.Pipe()
             process = context.Process(
                 target=serve,
-                args=(config.to_dict(), [int(w) for w in worlds], i, parts[i], cache, spec, theirs),
+                args=(
+                    config.to_dict(),
+                    [int(w) for w in worlds],
+                    i == 0 and share_baselines,
+                    parts[i],
+                    cache,
+                    spec,
+                    theirs,
+                ),
                 name=f"hivex-helper-{i}",
                 daemon=True,  # ends with this process whatever happens
             )
@@ -280,9 +306,8 @@ class Helpers:
     def baselines(self) -> dict[str, Any] | None:
         """The first helper's baseline totals (asking for them, and waiting, if they have not come), or
         None if a helper failed."""
-        if self._baselines is None and self.wait():
-            if not self._baselines_asked:
-                self._baselines_asked = self._send(0, ("baselines", None))
+        if self._baselines is None and not self._baselines_asked and self.wait():
+            self._baselines_asked = self._send(0, ("baselines", None))
             self._await(0, "baselines")
         return None if self.failed is not None else self._baselines
 

@@ -128,11 +128,12 @@ def test_a_helper_that_cannot_build_the_env_leaves_the_evaluation_to_this_proces
 def test_how_many_helpers(monkeypatch):
     monkeypatch.setattr(helpers_module, "usable_cores", lambda: 8)
     config = from_dict({**CONFIG, "cpu_helpers": None})  # 3 seeds: 6 trained rows
-    in_turn, vmapped = SimpleNamespace(in_turn=True), SimpleNamespace(in_turn=False)
+    train = object()  # the population's trainer: an evaluation of its own setting holds the same
+    in_turn, vmapped = SimpleNamespace(in_turn=True, train=train), SimpleNamespace(in_turn=False, train=train)
 
-    def evaluation(in_turn=True, stack=None, worlds=32, steps=3000):
+    def evaluation(in_turn=True, stack=None, worlds=32, steps=3000, setting=train):
         trained = SimpleNamespace(in_turn=in_turn, num_steps=steps)
-        return SimpleNamespace(trained=trained, params_stack=stack, worlds=range(worlds))
+        return SimpleNamespace(trained=trained, params_stack=stack, worlds=range(worlds), train=setting)
 
     def count(config, evaluation, population=in_turn):
         return helper_count(config, evaluation, population)
@@ -149,6 +150,8 @@ def test_how_many_helpers(monkeypatch):
     assert count(config, evaluation(in_turn=False)) == 0
     assert count(config.replace(cpu_helpers=4), evaluation(in_turn=False)) == 2  # the seeds less one
     assert count(config.replace(cpu_helpers=4), evaluation(stack="params")) == 2
+    assert count(config.replace(cpu_helpers=4), evaluation(setting=object())) == 2  # stress worlds, transfer
+    assert count(config, evaluation(setting=object())) == 0
     monkeypatch.setattr(helpers_module, "usable_cores", lambda: 1)
     assert count(config, evaluation()) == 0  # no idle core
 
