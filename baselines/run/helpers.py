@@ -82,8 +82,7 @@ def with_helpers(
     count = helper_count(config, evaluation, population)
     if count == 0:
         return evaluation, population
-    parts = min(count + 1, config.num_seeds)
-    sizes = [len(part) for part in np.array_split(np.arange(config.num_seeds), parts)]
+    sizes = part_sizes(config.num_seeds, count + 1)
     own = own_setting(evaluation, population)
     helpers = Helpers(
         config, evaluation.worlds, count, sizes[1:], log, shares_rows(evaluation, population), own
@@ -104,8 +103,15 @@ def with_helpers(
     return helped, trainer
 
 
-def _rows(tree: Any, start: int, stop: int) -> Any:
-    return jax.tree.map(lambda x: x[start:stop], tree)
+def part_sizes(rows: int, parts: int) -> list[int]:
+    """Sizes of `rows` rows cut into at most `parts` contiguous parts, the first ones the largest."""
+    return [len(part) for part in np.array_split(np.arange(rows), min(rows, parts))]
+
+
+def split_rows(tree: Any, sizes: Sequence[int]) -> list[Any]:
+    """`tree`'s leading rows in contiguous parts of `sizes`."""
+    cuts = np.cumsum([0, *sizes])
+    return [jax.tree.map(lambda x, a=a, b=b: x[a:b], tree) for a, b in pairwise(cuts)]
 
 
 class SplitTraining:
@@ -115,13 +121,13 @@ class SplitTraining:
     def __init__(self, population: Any, helpers: Helpers, sizes: list[int]):
         self.population, self.helpers = population, helpers
         self.devices = population.devices
-        self.cuts = np.cumsum([0, *sizes])
+        self.sizes = sizes
         self.compiled: Any = None
         self.compile_s = float("nan")
 
     def abstract_state(self) -> Any:
         """This process's part of the population state, abstract (what `compile` compiles for)."""
-        return self.population.part_state(int(self.cuts[1]))
+        return self.population.part_state(self.sizes[0])
 
     def compile(self, state: Any) -> float:
         """Compile this process's part of the chunk (`memory.compile_checked` reads its estimate)."""
@@ -132,7 +138,7 @@ class SplitTraining:
 
     def chunk(self, state: Any) -> tuple[Any, dict[str, np.ndarray]]:
         """`Population.chunk`, the parts trained side by side; the same state and metrics."""
-        parts = [_rows(state, a, b) for a, b in pairwise(self.cuts)]
+        parts = split_rows(state, self.sizes)
         sent = self.helpers.send_seeds(parts[1:])
         state_here, metrics_here = self.compiled(parts[0])
         results = [(state_here, fetch(metrics_here))]
@@ -291,11 +297,10 @@ class Helpers:
         count = len(jax.tree.leaves(rows)[0])
         if not self.share_rows or not self.ready() or count < 2:
             return local(rows)
-        cuts = np.linspace(0, count, min(count, len(self._connections) + 1) + 1).round().astype(int)
-        parts = [jax.tree.map(lambda x, a=a, b=b: np.asarray(x[a:b]), rows) for a, b in pairwise(cuts)]
+        parts = split_rows(rows, part_sizes(count, len(self._connections) + 1))
         helped = parts[1:]  # helper i plays helped[i]
         for i, part in enumerate(helped):
-            self._send(i, ("play", part))
+            self._send(i, ("play", jax.device_get(part)))
         totals = [jax.tree.map(np.asarray, local(parts[0]))]
         for i in range(len(helped)):
             totals.append(self._await(i, "totals"))

@@ -8,7 +8,7 @@ reductions vectorise.
 
 XLA's CPU backend also rewrites a reduction over a dimension longer than `CPU_REDUCE_CHUNK` into a padded
 reduce-window (its tree-reduction rewrite, meant for float sums), which runs element by element: an `any`
-over AWS's 39 x 39 sensing windows took 12x as long as the same reduced in pieces (`exact_reduce`). For a
+over AWS's 39 x 39 sensing windows took 12x as long as the same reduced in pieces (`exact_reduce`). Only for a
 few pieces: each is a fusion of its own (the 56 pieces of a 1,764-pixel camera cost 25x its reduce-window).
 """
 
