@@ -326,11 +326,14 @@ def make_train(
         runner = replace(runner, params=params, opt_state=opt_state, rng=rng, update=runner.update + 1)
         return runner, metrics
 
-    def update_chunk(runner: RunnerState, member: dict | None = None) -> tuple[RunnerState, dict]:
-        """`chunk_updates` updates in one scan; metrics shaped `[K]` per key. `member` (`member_data` of
-        `baselines.core.member`): the data keys as arrays (a fused population vmaps them with the state);
-        None: the config's."""
-        return jax.lax.scan(lambda r, x: update_step(r, x, member), runner, None, chunk_updates)
+    def update_chunk(
+        runner: RunnerState, member: dict | None = None, updates: int | None = None
+    ) -> tuple[RunnerState, dict]:
+        """`chunk_updates` updates (or `updates`: a piece of a chunk) in one scan; metrics shaped `[K]` per
+        key. `member` (`member_data` of `baselines.core.member`): the data keys as arrays (a fused population
+        vmaps them with the state); None: the config's."""
+        count = chunk_updates if updates is None else updates
+        return jax.lax.scan(lambda r, x: update_step(r, x, member), runner, None, count)
 
     parts = {"policy": policy, "training_env": training_env, "train_params": train_params, "value": value_of}
     parts["cut_slots"] = slots

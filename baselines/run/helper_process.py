@@ -1,11 +1,14 @@
 """A run's helper process (`baselines.run.helpers`, the side in this process): `serve` builds the run's
-population and evaluation from its config and trains, plays and stops as the run asks."""
+population and evaluation from its config and trains, plays and stops as the run asks. `Mailbox` is the
+pipe both sides talk through."""
 
 from __future__ import annotations
 
 import os
 import pickle
+import queue
 import sys
+import threading
 from typing import Any
 
 import jax
@@ -15,6 +18,43 @@ import numpy as np
 from baselines.run.distributed import fetch
 from hivex_jax.core.errors import one_line
 from hivex_jax.core.registry import EnvSpec, register, registered_envs, spec
+
+
+class Mailbox:
+    """One end of a `Pipe` whose sends never wait for the other side: a thread writes them in order, so a
+    process computing a program does not hold up one that sends it a state (a pipe holds 64 KiB; a state
+    is megabytes, read only when the receiver is between programs)."""
+
+    def __init__(self, connection: Any):
+        self.connection = connection
+        self._outbox: queue.Queue = queue.Queue()
+        self._writer = threading.Thread(target=self._write, name="hivex-mailbox", daemon=True)
+        self._writer.start()
+
+    def _write(self) -> None:
+        for message in iter(self._outbox.get, None):
+            try:
+                self.connection.send(message)
+            except (OSError, ValueError):  # the other side has gone: its reader sees the end
+                return
+
+    def send(self, message: tuple) -> None:
+        """Queue `message` (a picklable tuple) to be written after those before it."""
+        self._outbox.put(message)
+
+    def recv(self) -> tuple:
+        """The next message (waits); `EOFError` / `OSError` once the other side has gone."""
+        return self.connection.recv()
+
+    def poll(self) -> bool:
+        """Whether a message has come (or the other side has gone)."""
+        return self.connection.poll()
+
+    def close(self, timeout: float | None = None) -> None:
+        """Write what is queued (waiting at most `timeout` s), then close the pipe."""
+        self._outbox.put(None)
+        self._writer.join(timeout)
+        self.connection.close()
 
 
 def registered_spec(env_id: str) -> EnvSpec | None:
@@ -34,17 +74,20 @@ def serve(
     config_values: dict,
     worlds: list[int],
     baselines: bool,
-    seeds: int,
+    piece_updates: int,
     cache_dir: Any,
     env: Any,
     connection: Any,
 ) -> None:
-    """A helper: build the run's population (compiling its `seeds` rows' chunk) and evaluation, say
-    "ready", then serve "train" / "play" / "baselines" until "stop" or the run's end. With `baselines` it
-    plays the baselines unasked once idle: at once if it trains nothing, else after its first part."""
+    """A helper: build the run's population (compiling one seed row's program of `piece_updates` updates;
+    0: it trains nothing) and evaluation, say "ready", then serve "train" (a seed row and a count of
+    programs to run on it) / "play" / "baselines" until "stop" or the run's end. With `baselines` it plays
+    the baselines unasked once idle: at once if it trains nothing, else after a training job with no
+    message waiting."""
     null = os.open(os.devnull, os.O_WRONLY)  # jax's start-up warnings would break the run's progress bar
     os.dup2(null, 1)
     os.dup2(null, 2)
+    mailbox = Mailbox(connection)
     try:
         if cache_dir:
             jax.config.update("jax_compilation_cache_dir", cache_dir)
@@ -57,37 +100,39 @@ def serve(
         config = from_dict(config_values)
         population = get_population(config)
         evaluation = HeldOutEvaluation(population.train, worlds)
-        # its part of the chunk, compiled while the run compiles its own (whose memory check covers the
-        # larger part: the first)
-        program = population.compile_part(population.part_state(seeds)) if seeds else None
-        connection.send(("ready", None))
+        # compiled while the run compiles its own (the same program: one seed row, `piece_updates` updates)
+        program = population.compile_piece(piece_updates) if piece_updates else None
+        mailbox.send(("ready", None))
         baselines_owed = baselines
 
         def play_baselines() -> None:
             names = jnp.arange(len(evaluation.baseline_names))
-            connection.send(("baselines", jax.tree.map(np.asarray, evaluation.baselines(names, worlds))))
+            mailbox.send(("baselines", jax.tree.map(np.asarray, evaluation.baselines(names, worlds))))
 
         if baselines_owed and program is None:
             play_baselines()
             baselines_owed = False
         while True:
-            kind, payload = connection.recv()
+            kind, payload = mailbox.recv()
             if kind == "stop":
                 break
             if kind == "train":
-                state, metrics = program(jax.device_put(payload))
-                connection.send(("trained", (jax.device_get(state), fetch(metrics))))
+                row, runs = payload
+                state, metrics = jax.device_put(row), []
+                for _ in range(runs):
+                    state, piece_metrics = program(state)
+                    metrics.append(fetch(piece_metrics))
+                joined = jax.tree.map(lambda *xs: np.concatenate(xs, axis=1), *metrics)
+                mailbox.send(("trained", (jax.device_get(state), joined)))
             elif kind == "play":
-                connection.send(("totals", jax.tree.map(np.asarray, evaluation.play_trained(payload))))
-            if baselines_owed and kind in ("train", "baselines"):
+                mailbox.send(("totals", jax.tree.map(np.asarray, evaluation.play_trained(payload))))
+            if baselines_owed and (kind == "baselines" or not mailbox.poll()):
                 play_baselines()
                 baselines_owed = False
     except (EOFError, OSError, KeyboardInterrupt):
         pass  # the run has ended
     except Exception as error:  # noqa: BLE001 (every failure is reported to the run, which carries on)
-        try:
-            connection.send(("error", one_line(error)))
-        except (OSError, ValueError):
-            pass
+        mailbox.send(("error", one_line(error)))
     finally:
+        mailbox.close(timeout=10.0)
         sys.exit(0)

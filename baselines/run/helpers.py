@@ -15,19 +15,18 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-import time
 import weakref
 from collections.abc import Callable, Sequence
 from itertools import pairwise
+from multiprocessing.connection import wait as wait_for
 from typing import Any
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 from baselines.config import PPOConfig
-from baselines.run.distributed import fetch
-from baselines.run.helper_process import registered_spec, serve
+from baselines.run.helper_process import Mailbox, registered_spec, serve
+from baselines.run.split_training import SplitTraining, piece_updates
 
 #: world-steps of trained rows (rows x worlds x episode steps) from which `cpu_helpers: null` starts
 #: helpers: the shipped camera configs play 192 episodes of thousands of steps (AWS: 576,000), a test's
@@ -77,21 +76,22 @@ def with_helpers(
     evaluation: Any, population: Any, config: PPOConfig, log: Callable[[str], Any]
 ) -> tuple[Any, Any]:
     """`(evaluation, trainer)`: with `helper_count` helpers, a copy of `evaluation` that shares its plays
-    with them and a `SplitTraining` of `population` (where it has seeds to share); else both as given.
+    with them and a `SplitTraining` of `population` (where it has seeds to share: pieces of the chunk in
+    each process, `baselines.run.split_training`); else both as given.
     The helpers end when both are collected (a run's, when it returns) or at exit."""
     count = helper_count(config, evaluation, population)
     if count == 0:
         return evaluation, population
-    sizes = part_sizes(config.num_seeds, count + 1)
+    processes = min(count + 1, config.num_seeds)  # those that train: at most one per seed
+    updates = piece_updates(config.num_seeds, processes, config.chunk_updates)
+    trains = [updates if i + 1 < processes else 0 for i in range(count)]
     own = own_setting(evaluation, population)
-    helpers = Helpers(
-        config, evaluation.worlds, count, sizes[1:], log, shares_rows(evaluation, population), own
-    )
+    helpers = Helpers(config, evaluation.worlds, count, trains, log, shares_rows(evaluation, population), own)
     helped = evaluation
     if own:  # a copy: the cached evaluation stays without helpers
         helped = evaluation.on(evaluation.worlds)
         helped.helpers = helpers
-    trainer = SplitTraining(population, helpers, sizes) if len(sizes) > 1 else population
+    trainer = SplitTraining(population, helpers, processes) if processes > 1 else population
     shared = (
         "the baselines and the trained rows"
         if helpers.share_rows
@@ -99,7 +99,12 @@ def with_helpers(
         if own
         else "no evaluation"
     )
-    log(f"cpu_helpers: {count} process(es) beside this one: seeds {' + '.join(map(str, sizes))}; {shared}")
+    seeds = (
+        " + ".join(f"{load:g}" for load in trainer.loads()) + f" in programs of {updates} updates"
+        if processes > 1
+        else "all here"
+    )
+    log(f"cpu_helpers: {count} process(es) beside this one: seeds {seeds}; {shared}")
     return helped, trainer
 
 
@@ -114,47 +119,9 @@ def split_rows(tree: Any, sizes: Sequence[int]) -> list[Any]:
     return [jax.tree.map(lambda x, a=a, b=b: x[a:b], tree) for a, b in pairwise(cuts)]
 
 
-class SplitTraining:
-    """The population's chunk with its seed rows in contiguous parts of `sizes`: the first trained here,
-    the others by the helpers, all at once (`compiled`: this process's part, from `compile`)."""
-
-    def __init__(self, population: Any, helpers: Helpers, sizes: list[int]):
-        self.population, self.helpers = population, helpers
-        self.devices = population.devices
-        self.sizes = sizes
-        self.compiled: Any = None
-        self.compile_s = float("nan")
-
-    def abstract_state(self) -> Any:
-        """This process's part of the population state, abstract (what `compile` compiles for)."""
-        return self.population.part_state(self.sizes[0])
-
-    def compile(self, state: Any) -> float:
-        """Compile this process's part of the chunk (`memory.compile_checked` reads its estimate)."""
-        start = time.perf_counter()
-        self.compiled = self.population.compile_part(state)
-        self.compile_s = time.perf_counter() - start
-        return self.compile_s
-
-    def chunk(self, state: Any) -> tuple[Any, dict[str, np.ndarray]]:
-        """`Population.chunk`, the parts trained side by side; the same state and metrics."""
-        parts = split_rows(state, self.sizes)
-        sent = self.helpers.send_seeds(parts[1:])
-        state_here, metrics_here = self.compiled(parts[0])
-        results = [(state_here, fetch(metrics_here))]
-        for i, part in enumerate(parts[1:]):
-            got = self.helpers.trained(i) if sent else None
-            if got is None:  # its helper failed: trained here (compiled for its row count on first use)
-                part_state, part_metrics = self.population.run_part(part)
-                got = (part_state, fetch(part_metrics))
-            results.append(got)
-        states, metrics = zip(*results, strict=True)
-        state = jax.tree.map(lambda *xs: jnp.concatenate([jnp.asarray(x) for x in xs]), *states)
-        return state, jax.tree.map(lambda *xs: np.concatenate(xs), *metrics)
-
-
 class Helpers:
-    """`count` helper processes of one run; helper i trains `seed_parts[i]` seed rows (none past the list).
+    """`count` helper processes of one run; helper i compiles a program of `piece_updates[i]` updates of
+    one seed row (0 or past the list: it trains nothing) and runs it on the rows `send_training` sends.
     `play(rows, local)` shares a trained-policy call; `baselines()` is the first helper's play of them."""
 
     def __init__(
@@ -162,7 +129,7 @@ class Helpers:
         config: PPOConfig,
         worlds: Any,
         count: int,
-        seed_parts: Sequence[int] = (),
+        piece_updates: Sequence[int] = (),
         log: Callable[[str], Any] = print,
         share_rows: bool = True,
         share_baselines: bool = True,
@@ -178,8 +145,9 @@ class Helpers:
         context = multiprocessing.get_context("spawn")  # a fork would copy jax's threads
         cache = jax.config.jax_compilation_cache_dir
         spec = registered_spec(config.env_id)
-        parts = list(seed_parts) + [0] * (count - len(seed_parts))
-        self._connections, self._processes = [], []
+        updates = list(piece_updates) + [0] * (count - len(piece_updates))
+        self._mailboxes: list[Mailbox] = []
+        self._processes: list[Any] = []
         for i in range(count):
             mine, theirs = context.Pipe()
             process = context.Process(
@@ -188,7 +156,7 @@ class Helpers:
                     config.to_dict(),
                     [int(w) for w in worlds],
                     i == 0 and share_baselines,
-                    parts[i],
+                    updates[i],
                     cache,
                     spec,
                     theirs,
@@ -198,10 +166,10 @@ class Helpers:
             )
             process.start()
             theirs.close()
-            self._connections.append(mine)
+            self._mailboxes.append(Mailbox(mine))
             self._processes.append(process)
         # closed when collected (a run's evaluation is, when the run returns) or at exit, whatever happened
-        self._finalizer = weakref.finalize(self, _stop, self._connections, self._processes)
+        self._finalizer = weakref.finalize(self, _stop, self._mailboxes, self._processes)
 
     # ------------------------------------------------------------------------------- messages
     def _take(self, i: int, message: tuple) -> tuple:
@@ -222,19 +190,19 @@ class Helpers:
 
     def _poll(self) -> None:
         """Read what the helpers have sent so far, without waiting."""
-        for i, connection in enumerate(self._connections):
+        for i, mailbox in enumerate(self._mailboxes):
             try:
-                while self.failed is None and connection.poll():
-                    self._take(i, connection.recv())
+                while self.failed is None and mailbox.poll():
+                    self._take(i, mailbox.recv())
             except (EOFError, OSError):
                 self._fail(f"cpu helper {i} ended")
 
     def _await(self, i: int, kind: str) -> Any:
         """Wait for helper i's next `kind` message (recording others on the way); None if it failed."""
-        connection = self._connections[i]
+        mailbox = self._mailboxes[i]
         while self.failed is None:
             try:
-                message = self._take(i, connection.recv())
+                message = self._take(i, mailbox.recv())
             except (EOFError, OSError):
                 self._fail(f"cpu helper {i} ended")
                 break
@@ -243,12 +211,9 @@ class Helpers:
         return None
 
     def _send(self, i: int, message: tuple) -> bool:
-        try:
-            self._connections[i].send(message)
-            return True
-        except (OSError, ValueError):
-            self._fail(f"cpu helper {i} ended")
-            return False
+        """Queue `message` for helper i (a helper that has gone shows when its answer is awaited)."""
+        self._mailboxes[i].send(message)
+        return self.failed is None
 
     # --------------------------------------------------------------------------------- service
     def ready(self) -> bool:
@@ -263,17 +228,28 @@ class Helpers:
                 self._await(i, "ready")
         return self.ready()
 
-    def send_seeds(self, parts: list[Any]) -> bool:
-        """Hand helper i `parts[i]` (seed rows of the population state) to train one chunk; False (all
-        parts then train here) if a helper has failed. Waits for the helpers to be built."""
-        if not self.wait():
-            return False
-        host = [jax.device_get(part) for part in parts]
-        return all(self._send(i, ("train", part)) for i, part in enumerate(host))
+    def send_training(self, i: int, row: Any, runs: int) -> bool:
+        """Queue helper i `runs` of its program on `row` (one seed row of the population state; its answer
+        comes from `trained_parts`); False if a helper has failed."""
+        return self.failed is None and self._send(i, ("train", (jax.device_get(row), runs)))
 
-    def trained(self, i: int) -> tuple[Any, dict[str, np.ndarray]] | None:
-        """Helper i's `(state rows, metrics)` of the part it was sent; None if it failed."""
-        return self._await(i, "trained")
+    def trained_parts(self, helpers: Sequence[int], block: bool) -> list[tuple[int, Any]] | None:
+        """The `(i, (row, metrics))` that helpers `helpers` have sent back since the last call, in the order
+        sent (with `block`, waiting for one at least); None once a helper has failed."""
+        got: list[tuple[int, Any]] = []
+        while self.failed is None:
+            for i in helpers:
+                try:
+                    while self.failed is None and self._mailboxes[i].poll():
+                        message = self._take(i, self._mailboxes[i].recv())
+                        if message[0] == "trained":
+                            got.append((i, message[1]))
+                except (EOFError, OSError):
+                    self._fail(f"cpu helper {i} ended")
+            if got or not block or not helpers:
+                break
+            wait_for([self._mailboxes[i].connection for i in helpers])
+        return got if self.failed is None else None
 
     def split(self, local: Callable[[Any], Any]) -> Callable[[Any], Any]:
         """`local` (totals `[P, ...]` of policy rows `[P, ...]`) shared with the helpers (`play`)."""
@@ -297,7 +273,7 @@ class Helpers:
         count = len(jax.tree.leaves(rows)[0])
         if not self.share_rows or not self.ready() or count < 2:
             return local(rows)
-        parts = split_rows(rows, part_sizes(count, len(self._connections) + 1))
+        parts = split_rows(rows, part_sizes(count, len(self._mailboxes) + 1))
         helped = parts[1:]  # helper i plays helped[i]
         for i, part in enumerate(helped):
             self._send(i, ("play", jax.device_get(part)))
@@ -321,18 +297,15 @@ class Helpers:
         self._finalizer()
 
 
-def _stop(connections: list, processes: list) -> None:
+def _stop(mailboxes: list, processes: list) -> None:
     """Ask each helper to stop, then wait for it (terminated after `CLOSE_TIMEOUT_S`)."""
-    for connection in connections:
-        try:
-            connection.send(("stop", None))
-        except (OSError, ValueError):
-            pass
-        connection.close()
+    for mailbox in mailboxes:
+        mailbox.send(("stop", None))
+        mailbox.close(CLOSE_TIMEOUT_S)
     for process in processes:
         process.join(CLOSE_TIMEOUT_S)
         if process.is_alive():
             process.terminate()
             process.join()
-    connections.clear()
+    mailboxes.clear()
     processes.clear()

@@ -6,6 +6,7 @@ compiled programs."""
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -155,10 +156,14 @@ class Population:
         self.compile_s = time.perf_counter() - start
         return self.compile_s
 
-    def compile_part(self, state: Any) -> Any:
-        """The chunk compiled for `state`'s shapes (some of the seed rows; in turn each row's numbers are
-        the whole population's), leaving `compiled` as it is."""
-        return self._chunk.lower(state).compile()
+    def compile_piece(self, updates: int) -> Any:
+        """`updates` of the chunk's updates on one seed row, compiled: `compiled(row) -> (row, metrics [1,
+        updates])`. Seeds in turn, a seed's numbers are the same in any company and in pieces of any length
+        (tests/baselines/test_helpers.py), so helper processes may share a chunk's seeds piece by piece."""
+        assert self.in_turn, "pieces of a chunk are the population's only where its seeds run in turn"
+        piece = over_seeds(functools.partial(self.train.update_chunk, updates=updates), True)
+        options = chunk_compiler_options(self.config, self.devices)
+        return jax.jit(piece, compiler_options=options).lower(self.part_state(1)).compile()
 
     def part_state(self, rows: int) -> Any:
         """`abstract_state` of `rows` seed rows."""
@@ -166,10 +171,6 @@ class Population:
             lambda s: jax.ShapeDtypeStruct((rows, *s.shape[1:]), s.dtype, sharding=s.sharding),
             self.abstract_state(),
         )
-
-    def run_part(self, state: Any) -> tuple[Any, Any]:
-        """The chunk on `state`'s seed rows, compiled for their count on first use."""
-        return self._chunk(state)
 
     def chunk(self, state: RunnerState) -> tuple[RunnerState, dict[str, np.ndarray]]:
         """Run `chunk_updates` updates on every seed; metrics come back as numpy `[num_seeds, K]` (on

@@ -15,9 +15,10 @@ from baselines.config.checks import MAX_CPU_HELPERS
 from baselines.core.ppo import make_train
 from baselines.run import helpers as helpers_module
 from baselines.run.evaluation import HeldOutEvaluation
-from baselines.run.helpers import Helpers, SplitTraining, helper_count
+from baselines.run.helpers import Helpers, helper_count
 from baselines.run.population import Population
 from baselines.run.runner import run_training
+from baselines.run.split_training import SplitTraining, chunk_plan, piece_updates, seed_order
 
 register()
 #: three seeds: six trained rows, split 2 / 2 / 2 over this process and two helpers
@@ -59,26 +60,88 @@ def test_helpers_play_the_same_numbers_as_this_process():
     assert not helped.helpers._processes  # closed
 
 
-@pytest.mark.xla_default_code  # programs of 2 and 3 rows: the same bits with XLA's default code
-@pytest.mark.timeout(300)
-def test_seeds_trained_in_a_helper_are_the_seeds_trained_here():
-    config = from_dict(CONFIG)
+def _two_chunks(config, helpers=None):
+    """Two chunks of the population, or of its `SplitTraining` with `helpers` (closed after)."""
     population = Population(make_train(config))
     state = population.init()
-    first = population.chunk(state)
-    second = population.chunk(first[0])
-    lines = []
-    helpers = Helpers(config, [200, 201, 202, 203], 1, [1], log=lines.append)
-    split = SplitTraining(population, helpers, [2, 1])  # seeds 0, 1 here, seed 2 in the helper
-    split.compile(split.abstract_state())
+    if helpers is None:
+        first = population.chunk(state)
+        return first, population.chunk(first[0])
+    split = SplitTraining(population, helpers, 2)
     try:
-        got_first = split.chunk(state)
-        got_second = split.chunk(got_first[0])
+        split.compile()
+        first = split.chunk(state)
+        return first, split.chunk(first[0])
     finally:
         helpers.close()
+
+
+@pytest.mark.xla_default_code  # programs of 1 and 3 rows: the same bits with XLA's default code
+@pytest.mark.timeout(300)
+def test_seeds_trained_in_pieces_with_a_helper_are_the_seeds_trained_here():
+    config = from_dict(CONFIG)  # 3 seeds of 2 updates: seed 0 and seed 1's 2nd update here, the rest there
+    alone = _two_chunks(config)
+    lines = []
+    helpers = Helpers(config, [200, 201, 202, 203], 1, [1], log=lines.append)
+    helped = _two_chunks(config, helpers)
     assert lines == [] and helpers.failed is None
-    assert _same(got_first, first) and _same(got_second, second)
-    assert got_first[1]["loss"].shape == first[1]["loss"].shape == (3, 2)  # [seeds, chunk updates]
+    assert _same(helped, alone)
+    assert helped[0][1]["loss"].shape == alone[0][1]["loss"].shape == (3, 2)  # [seeds, chunk updates]
+
+
+@pytest.mark.xla_default_code  # programs of 1 and 3 rows: the same bits with XLA's default code
+@pytest.mark.timeout(300)
+def test_a_helper_killed_mid_run_leaves_its_pieces_to_this_process():
+    config = from_dict(CONFIG)
+    alone = _two_chunks(config)
+    lines = []
+    helpers = Helpers(config, [200, 201, 202, 203], 1, [1], log=lines.append)
+    assert helpers.wait()
+    helpers._processes[0].kill()  # built, then gone before its first piece comes back
+    helped = _two_chunks(config, helpers)
+    assert _same(helped, alone)
+    assert len(lines) == 1 and lines[0] == "cpu helper 0 ended; its work runs in this process"
+
+
+@pytest.mark.parametrize(
+    ("seeds", "processes", "updates", "piece", "plan"),
+    [
+        (3, 2, 10, 5, [[(0, 2), (1, 1)], [(1, 1), (2, 2)]]),  # 1.5 seeds each, seed 1 cut in two
+        (4, 2, 10, 10, [[(0, 1), (1, 1)], [(2, 1), (3, 1)]]),  # whole seeds: no cut
+        (5, 2, 10, 5, [[(0, 2), (1, 2), (2, 1)], [(2, 1), (3, 2), (4, 2)]]),
+        (3, 2, 1, 1, [[(0, 1), (1, 1)], [(2, 1)]]),  # a chunk of one update: whole seeds, 2 + 1
+        (2, 3, 10, 10, [[(0, 1)], [(1, 1)]]),  # more processes than seeds: one seed each
+    ],
+)
+def test_chunk_plans_by_hand(seeds, processes, updates, piece, plan):
+    assert piece_updates(seeds, processes, updates) == piece
+    assert chunk_plan(seeds, processes, updates // piece) == plan
+
+
+@pytest.mark.parametrize("seeds", range(1, 9))
+@pytest.mark.parametrize("processes", range(2, 6))
+@pytest.mark.parametrize("updates", [1, 2, 3, 4, 6, 10])
+def test_a_chunk_plan_runs_every_update_once_in_order_within_its_longest_load(seeds, processes, updates):
+    piece = piece_updates(seeds, processes, updates)
+    per_seed = updates // piece
+    plan = chunk_plan(seeds, processes, per_seed)
+    order = seed_order(plan)
+    assert sorted(order) == list(range(seeds))
+    assert all(sum(runs for _, runs in parts) == per_seed for parts in order.values())
+    loads = [sum(runs for _, runs in part) for part in plan]
+    assert max(loads) - min(loads) <= 1 and len(plan) == min(processes, seeds)
+    # each process runs its parts back to back from time 0 (a program = one time unit): a seed's later
+    # part starts after its earlier one ends, so nobody waits and the chunk ends with the longest load
+    ends: dict[int, int] = {}
+    for process in reversed(range(len(plan))):  # a seed's first part is in the later process
+        clock = 0
+        for seed, runs in plan[process]:
+            start = clock
+            if seed in ends:
+                assert start >= ends[seed], (plan, seed)
+            clock += runs
+            ends[seed] = clock
+    assert max(ends.values()) == max(loads)
 
 
 @pytest.mark.xla_default_code  # programs of 2 and 3 rows: the same bits with XLA's default code
@@ -91,7 +154,7 @@ def test_a_run_with_a_helper_writes_the_files_of_a_run_without(tmp_path):
         from_dict({**values, "cpu_helpers": 1}), tmp_path / "helped", progress=False, log=logs.append
     )
     run_training(from_dict({**values, "cpu_helpers": 0}), tmp_path / "alone", **quiet)
-    assert any(line.startswith("cpu_helpers: 1 process(es) beside this one: seeds 2 + 1") for line in logs)
+    assert any(line.startswith("cpu_helpers: 1 process(es) beside this one: seeds 1.5 + 1.5 in") for line in logs)
     assert (tmp_path / "helped" / "eval.json").read_bytes() == (tmp_path / "alone" / "eval.json").read_bytes()
     helped, alone = (
         np.genfromtxt(tmp_path / r / "metrics.csv", delimiter=",", names=True) for r in ("helped", "alone")
