@@ -139,7 +139,7 @@ class PPOConfig:
     # RNG stream of evaluation, independent of training seeds (the evaluation program's PRNG key)
     eval_seed: int = data_key("run", 12345)
     eval_every: int = run_key("run", 6)  # chunks between held-out evaluations (greedy); 0 = only at the end
-    # processes beside a CPU run that train some of its seeds and play some of its held-out evaluation
+    # processes beside a CPU run that train a share of each chunk and play some of its held-out evaluation
     # (baselines.run.helpers): None = one per idle core on the camera envs' long evaluations; 0 = none
     cpu_helpers: int | None = run_key("run", None)
     # stop at the first evaluation whose greedy held-out return, averaged over seeds, reaches this;

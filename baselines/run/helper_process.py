@@ -81,9 +81,8 @@ def serve(
 ) -> None:
     """A helper: build the run's population (compiling one seed row's program of `piece_updates` updates;
     0: it trains nothing) and evaluation, say "ready", then serve "train" (a seed row and a count of
-    programs to run on it) / "play" / "baselines" until "stop" or the run's end. With `baselines` it plays
-    the baselines unasked once idle: at once if it trains nothing, else after a training job with no
-    message waiting."""
+    programs to run on it) / "play" / "baselines" until "stop" or the run's end. With `baselines` and
+    nothing to train it plays the baselines unasked, at once (idle otherwise)."""
     null = os.open(os.devnull, os.O_WRONLY)  # jax's start-up warnings would break the run's progress bar
     os.dup2(null, 1)
     os.dup2(null, 2)
@@ -103,15 +102,13 @@ def serve(
         # compiled while the run compiles its own (the same program: one seed row, `piece_updates` updates)
         program = population.compile_piece(piece_updates) if piece_updates else None
         mailbox.send(("ready", None))
-        baselines_owed = baselines
 
         def play_baselines() -> None:
             names = jnp.arange(len(evaluation.baseline_names))
             mailbox.send(("baselines", jax.tree.map(np.asarray, evaluation.baselines(names, worlds))))
 
-        if baselines_owed and program is None:
+        if baselines and program is None:
             play_baselines()
-            baselines_owed = False
         while True:
             kind, payload = mailbox.recv()
             if kind == "stop":
@@ -126,9 +123,8 @@ def serve(
                 mailbox.send(("trained", (jax.device_get(state), joined)))
             elif kind == "play":
                 mailbox.send(("totals", jax.tree.map(np.asarray, evaluation.play_trained(payload))))
-            if baselines_owed and (kind == "baselines" or not mailbox.poll()):
+            elif kind == "baselines":
                 play_baselines()
-                baselines_owed = False
     except (EOFError, OSError, KeyboardInterrupt):
         pass  # the run has ended
     except Exception as error:  # noqa: BLE001 (every failure is reported to the run, which carries on)

@@ -1,8 +1,8 @@
 """Helper processes on the CPU cores a run leaves idle (`cpu_helpers`): the training computes on one core
 (`PJRT_NPROC=1`), so on a CPU the run hands some of its seeds' updates and of its held-out evaluation to
 processes of its own. Each helper rebuilds the run's population and evaluation from the config (the same
-programs), trains its part of the seed rows each chunk, plays the baselines once idle (the first helper)
-and plays a part of the trained policy's rows when asked.
+programs), trains its share of each chunk (`baselines.run.split_training`), plays a part of the trained
+policy's rows when asked and (the last helper) the baselines.
 
 Seeds train in turn on one CPU device (`seeds_in_turn`) and the trained rows play in turn (`rows_in_turn`),
 so a seed's or a row's numbers do not depend on which rows share its program: a part computed here or in
@@ -32,6 +32,9 @@ from baselines.run.split_training import SplitTraining, piece_updates
 #: helpers: the shipped camera configs play 192 episodes of thousands of steps (AWS: 576,000), a test's
 #: tiny config a few hundred
 AUTO_MIN_STEPS = 50_000
+
+#: rows' worth of work the baselines (scripted and random) count for when they go along with a row split
+BASELINE_ROWS = 2
 
 #: seconds `close` waits for a helper to leave before it is terminated
 CLOSE_TIMEOUT_S = 10.0
@@ -99,11 +102,10 @@ def with_helpers(
         if own
         else "no evaluation"
     )
-    seeds = (
-        " + ".join(f"{load:g}" for load in trainer.loads()) + f" in programs of {updates} updates"
-        if processes > 1
-        else "all here"
-    )
+    seeds = "all here"
+    if processes > 1:
+        loads = " + ".join(f"{load:g}" for load in trainer.loads())
+        seeds = f"{loads} in programs of {updates} update{'s' * (updates != 1)}"
     log(f"cpu_helpers: {count} process(es) beside this one: seeds {seeds}; {shared}")
     return helped, trainer
 
@@ -111,6 +113,16 @@ def with_helpers(
 def part_sizes(rows: int, parts: int) -> list[int]:
     """Sizes of `rows` rows cut into at most `parts` contiguous parts, the first ones the largest."""
     return [len(part) for part in np.array_split(np.arange(rows), min(rows, parts))]
+
+
+def row_sizes(rows: int, processes: int, extra: int = 0) -> list[int]:
+    """Sizes of `rows` rows in `processes` contiguous parts (some maybe empty), even once the last part
+    counts `extra` rows more (the baselines it plays besides: 6 rows, 2 processes, 2 extra: 4 + 2)."""
+    if processes < 2:
+        return [rows]
+    last = max(0, min(rows, (rows + extra) // processes - extra))
+    first = part_sizes(rows - last, processes - 1) if rows > last else []
+    return first + [0] * (processes - 1 - len(first)) + [last]
 
 
 def split_rows(tree: Any, sizes: Sequence[int]) -> list[Any]:
@@ -122,7 +134,9 @@ def split_rows(tree: Any, sizes: Sequence[int]) -> list[Any]:
 class Helpers:
     """`count` helper processes of one run; helper i compiles a program of `piece_updates[i]` updates of
     one seed row (0 or past the list: it trains nothing) and runs it on the rows `send_training` sends.
-    `play(rows, local)` shares a trained-policy call; `baselines()` is the first helper's play of them."""
+    `play(rows, local)` shares a trained-policy call; `baselines()` is the last helper's play of them: at
+    once if it trains nothing, else along with its part of the first shared play (which gives it that many
+    fewer rows), or when asked."""
 
     def __init__(
         self,
@@ -140,12 +154,14 @@ class Helpers:
         self.failed: str | None = None
         self.parts_played = 0  # row parts the helpers played (tests: the split happened)
         self._ready = [False] * count
+        self.share_baselines = share_baselines
         self._baselines: dict[str, Any] | None = None
-        self._baselines_asked = not share_baselines  # and never played: `baselines` is then None
+        updates = list(piece_updates) + [0] * (count - len(piece_updates))
+        # the last helper (the smallest training load) plays them; one that trains nothing, unasked
+        self._baselines_asked = count > 0 and updates[-1] == 0
         context = multiprocessing.get_context("spawn")  # a fork would copy jax's threads
         cache = jax.config.jax_compilation_cache_dir
         spec = registered_spec(config.env_id)
-        updates = list(piece_updates) + [0] * (count - len(piece_updates))
         self._mailboxes: list[Mailbox] = []
         self._processes: list[Any] = []
         for i in range(count):
@@ -155,7 +171,7 @@ class Helpers:
                 args=(
                     config.to_dict(),
                     [int(w) for w in worlds],
-                    i == 0 and share_baselines,
+                    i == count - 1 and share_baselines,
                     updates[i],
                     cache,
                     spec,
@@ -217,8 +233,10 @@ class Helpers:
 
     # --------------------------------------------------------------------------------- service
     def ready(self) -> bool:
-        """Whether every helper is built and none has failed."""
-        self._poll()
+        """Whether every helper is built and none has failed (reading only until all are: afterwards
+        their answers are read where they are awaited)."""
+        if not all(self._ready):
+            self._poll()
         return self.failed is None and all(self._ready)
 
     def wait(self) -> bool:
@@ -268,29 +286,38 @@ class Helpers:
 
     def play(self, rows: Any, local: Callable[[Any], Any]) -> Any:
         """`local(rows)` (totals `[P, ...]` of policy rows `[P, ...]`), its rows split into contiguous
-        parts: the first played here, the others by the helpers, all at once. Only `local` when the
-        helpers are not all ready; a part whose helper fails is played here after the others."""
+        parts: the first played here, the others by the helpers, all at once (the baselines, not yet
+        played, go along as `BASELINE_ROWS` rows of the last helper's). Only `local` when the helpers are
+        not all ready; a part whose helper fails is played here after the others."""
         count = len(jax.tree.leaves(rows)[0])
         if not self.share_rows or not self.ready() or count < 2:
             return local(rows)
-        parts = split_rows(rows, part_sizes(count, len(self._mailboxes) + 1))
-        helped = parts[1:]  # helper i plays helped[i]
-        for i, part in enumerate(helped):
-            self._send(i, ("play", jax.device_get(part)))
-        totals = [jax.tree.map(np.asarray, local(parts[0]))]
-        for i in range(len(helped)):
-            totals.append(self._await(i, "totals"))
-            self.parts_played += totals[-1] is not None
-        totals = [local(part) if got is None else got for part, got in zip(parts, totals, strict=True)]
-        return jax.tree.map(lambda *xs: np.concatenate([np.asarray(x) for x in xs]), *totals)
+        ride = self.share_baselines and not self._baselines_asked
+        parts = split_rows(rows, row_sizes(count, len(self._mailboxes) + 1, BASELINE_ROWS if ride else 0))
+        helped = [i for i, part in enumerate(parts[1:]) if len(jax.tree.leaves(part)[0])]
+        for i in helped:
+            self._send(i, ("play", jax.device_get(parts[i + 1])))
+        if ride:
+            self._baselines_asked = self._send(len(self._mailboxes) - 1, ("baselines", None))
+        totals = [jax.tree.map(np.asarray, local(parts[0]))] + [None] * len(self._mailboxes)
+        for i in helped:
+            totals[i + 1] = self._await(i, "totals")
+            self.parts_played += totals[i + 1] is not None
+        played = [
+            local(part) if got is None else got
+            for part, got in zip(parts, totals, strict=True)
+            if len(jax.tree.leaves(part)[0])
+        ]
+        return jax.tree.map(lambda *xs: np.concatenate([np.asarray(x) for x in xs]), *played)
 
     def baselines(self) -> dict[str, Any] | None:
-        """The first helper's baseline totals (asking for them, and waiting, if they have not come), or
-        None if a helper failed."""
-        if self._baselines is None and not self._baselines_asked and self.wait():
-            self._baselines_asked = self._send(0, ("baselines", None))
-            self._await(0, "baselines")
-        return None if self.failed is not None else self._baselines
+        """The last helper's baseline totals (asking for them if nobody has, and waiting for them), or None
+        if a helper failed or they are not shared."""
+        if self.share_baselines and self._baselines is None and self.wait():
+            if not self._baselines_asked:
+                self._baselines_asked = self._send(len(self._mailboxes) - 1, ("baselines", None))
+            self._await(len(self._mailboxes) - 1, "baselines")
+        return None if self.failed is not None or not self.share_baselines else self._baselines
 
     def close(self) -> None:
         """Stop the helpers (terminated if they do not leave in `CLOSE_TIMEOUT_S`)."""

@@ -116,7 +116,7 @@ def run_training(
     )
     start = time.perf_counter()
     last_return, last_test = float("nan"), float("nan")
-    chunks_run = 0
+    chunks_run, test_eval_s = 0, 0.0  # test_eval_s: the held-out evaluations' share of the loop
     target = config.stop_at_test_return
     reached: dict[str, Any] | None = None
     nonfinite: dict[str, Any] | None = None
@@ -128,7 +128,9 @@ def run_training(
         metrics = per_update_metrics(raw)
         finished = chunk + 1 == config.num_chunks
         if nonfinite is None and ((config.eval_every and (chunk + 1) % config.eval_every == 0) or finished):
+            tested = time.perf_counter()
             last_test, final_tests = record_test_returns(evaluation, state, metrics)
+            test_eval_s += time.perf_counter() - tested
             if target is not None and last_test >= target and reached is None:
                 reached = {"update": (chunk + 1) * config.chunk_updates, "test_return_greedy": last_test}
         ended = raw["episodes"].sum(axis=1)
@@ -162,6 +164,7 @@ def run_training(
             break
     bar.close()
     train_s = time.perf_counter() - start
+    steps_run = chunks_run * config.chunk_updates * steps_per_update * config.num_seeds
     if nonfinite is not None:
         tracker.close()
         stop_nonfinite(run_dir, config, population, nonfinite, train_s)
@@ -174,11 +177,8 @@ def run_training(
         "finished": done >= config.num_updates or reached is not None,
         "compile_s": compile_s,
         "train_s": train_s,
-        "env_steps_per_s": chunks_run
-        * config.chunk_updates
-        * steps_per_update
-        * config.num_seeds
-        / max(train_s, 1e-9),
+        "test_eval_s": test_eval_s,
+        "env_steps_per_s": steps_run / max(train_s, 1e-9),
         "num_seeds": config.num_seeds,
         "num_envs": config.num_envs,
         "devices": len(population.devices),

@@ -118,10 +118,11 @@ class SplitTraining:
             metrics[seed].append(got)
             done[seed] += 1
 
-        helpers_ok = self.helpers.wait()  # built (the first chunk may come before they are)
+        helpers_ok = self.helpers.failed is None
         while helpers_ok:
+            built = self.helpers.ready()  # the first chunk may begin here before they are
             for process in range(1, len(self.plan)):  # each helper's parts whose state is here, in order
-                while queued[process] and next_is(process, queued[process][0][0]):
+                while built and queued[process] and next_is(process, queued[process][0][0]):
                     seed, runs = queued[process].pop(0)
                     helpers_ok = helpers_ok and self.helpers.send_training(process - 1, rows[seed], runs)
                     in_flight[process].append(seed)
@@ -135,10 +136,14 @@ class SplitTraining:
                     record(here[0], rows[here[0]], _joined(here[2]))
                     here = []
             elif not busy:
-                if any(queued):
+                if not any(queued):
+                    break  # every part is done
+                if built:
                     raise RuntimeError(f"a chunk plan that cannot run: {self.plan}")
-                break  # every part is done
-            parts = self.helpers.trained_parts(busy, block=not here) if helpers_ok else None
+                helpers_ok = self.helpers.wait()  # nothing left here: wait until they are built
+                continue
+            idle = not here and not (queued[0] and next_is(0, queued[0][0][0]))  # nothing to run here
+            parts = self.helpers.trained_parts(busy, block=idle) if helpers_ok else None
             if parts is None:  # a helper failed: nothing more comes back
                 helpers_ok = False
                 break

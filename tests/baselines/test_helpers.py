@@ -15,7 +15,7 @@ from baselines.config.checks import MAX_CPU_HELPERS
 from baselines.core.ppo import make_train
 from baselines.run import helpers as helpers_module
 from baselines.run.evaluation import HeldOutEvaluation
-from baselines.run.helpers import Helpers, helper_count
+from baselines.run.helpers import Helpers, helper_count, row_sizes
 from baselines.run.population import Population
 from baselines.run.runner import run_training
 from baselines.run.split_training import SplitTraining, chunk_plan, piece_updates, seed_order
@@ -104,6 +104,22 @@ def test_a_helper_killed_mid_run_leaves_its_pieces_to_this_process():
 
 
 @pytest.mark.parametrize(
+    ("rows", "processes", "extra", "sizes"),
+    [
+        (6, 2, 0, [3, 3]),
+        (3, 2, 0, [2, 1]),  # the first part the larger
+        (6, 2, 2, [4, 2]),  # the last helper plays the baselines (2 rows' worth) besides 2 rows
+        (6, 3, 2, [3, 3, 0]),  # ... or only them
+        (2, 2, 2, [2, 0]),
+        (2, 4, 0, [1, 1, 0, 0]),  # more processes than rows: some play none
+        (6, 1, 2, [6]),  # no helper: every row here
+    ],
+)
+def test_row_sizes_by_hand(rows, processes, extra, sizes):
+    assert row_sizes(rows, processes, extra) == sizes
+
+
+@pytest.mark.parametrize(
     ("seeds", "processes", "updates", "piece", "plan"),
     [
         (3, 2, 10, 5, [[(0, 2), (1, 1)], [(1, 1), (2, 2)]]),  # 1.5 seeds each, seed 1 cut in two
@@ -150,11 +166,13 @@ def test_a_run_with_a_helper_writes_the_files_of_a_run_without(tmp_path):
     values = {**CONFIG, "gif_frames": 0, "checkpoint_every": 0}
     quiet = {"progress": False, "log": lambda *a: None}
     logs = []
-    run_training(
+    summary = run_training(
         from_dict({**values, "cpu_helpers": 1}), tmp_path / "helped", progress=False, log=logs.append
     )
+    assert 0 < summary["test_eval_s"] < summary["train_s"]  # the held-out evaluation is inside the loop
     run_training(from_dict({**values, "cpu_helpers": 0}), tmp_path / "alone", **quiet)
-    assert any(line.startswith("cpu_helpers: 1 process(es) beside this one: seeds 1.5 + 1.5 in") for line in logs)
+    said = "cpu_helpers: 1 process(es) beside this one: seeds 1.5 + 1.5 in programs of 1 update"
+    assert any(line.startswith(said) for line in logs)
     assert (tmp_path / "helped" / "eval.json").read_bytes() == (tmp_path / "alone" / "eval.json").read_bytes()
     helped, alone = (
         np.genfromtxt(tmp_path / r / "metrics.csv", delimiter=",", names=True) for r in ("helped", "alone")
