@@ -57,6 +57,17 @@ class Mailbox:
         self.connection.close()
 
 
+def one_row_at_a_time(play: Any, rows: Any) -> Any:
+    """`play(rows)` (totals `[P, ...]` of rows played in turn) as one call per row: in turn a row's numbers
+    are the same in any company, and one compiled program then serves every split of the rows (a split
+    that changes between evaluations would otherwise compile a program per row count)."""
+    count = len(jax.tree.leaves(rows)[0])
+    totals = [
+        jax.tree.map(np.asarray, play(jax.tree.map(lambda x, i=i: x[i : i + 1], rows))) for i in range(count)
+    ]
+    return jax.tree.map(lambda *xs: np.concatenate(xs), *totals)
+
+
 def registered_spec(env_id: str) -> EnvSpec | None:
     """The registry entry of an env registered in this process, for a helper that would not know it (a
     test's or a user's env registered at run time), where it pickles (a lambda factory does not)."""
@@ -122,7 +133,7 @@ def serve(
                 joined = jax.tree.map(lambda *xs: np.concatenate(xs, axis=1), *metrics)
                 mailbox.send(("trained", (jax.device_get(state), joined)))
             elif kind == "play":
-                mailbox.send(("totals", jax.tree.map(np.asarray, evaluation.play_trained(payload))))
+                mailbox.send(("totals", one_row_at_a_time(evaluation.play_trained, payload)))
             elif kind == "baselines":
                 play_baselines()
     except (EOFError, OSError, KeyboardInterrupt):

@@ -25,7 +25,7 @@ import jax
 import numpy as np
 
 from baselines.config import PPOConfig
-from baselines.run.helper_process import Mailbox, registered_spec, serve
+from baselines.run.helper_process import Mailbox, one_row_at_a_time, registered_spec, serve
 from baselines.run.split_training import SplitTraining, piece_updates
 
 #: world-steps of trained rows (rows x worlds x episode steps) from which `cpu_helpers: null` starts
@@ -286,9 +286,9 @@ class Helpers:
 
     def play(self, rows: Any, local: Callable[[Any], Any]) -> Any:
         """`local(rows)` (totals `[P, ...]` of policy rows `[P, ...]`), its rows split into contiguous
-        parts: the first played here, the others by the helpers, all at once (the baselines, not yet
-        played, go along as `BASELINE_ROWS` rows of the last helper's). Only `local` when the helpers are
-        not all ready; a part whose helper fails is played here after the others."""
+        parts: the first played here, the others by the helpers, all at once, each a row at a time (the
+        baselines, not yet played, go along as `BASELINE_ROWS` rows of the last helper's). Only `local`
+        when the helpers are not all ready; a part whose helper fails is played here after the others."""
         count = len(jax.tree.leaves(rows)[0])
         if not self.share_rows or not self.ready() or count < 2:
             return local(rows)
@@ -299,12 +299,12 @@ class Helpers:
             self._send(i, ("play", jax.device_get(parts[i + 1])))
         if ride:
             self._baselines_asked = self._send(len(self._mailboxes) - 1, ("baselines", None))
-        totals = [jax.tree.map(np.asarray, local(parts[0]))] + [None] * len(self._mailboxes)
+        totals = [one_row_at_a_time(local, parts[0])] + [None] * len(self._mailboxes)
         for i in helped:
             totals[i + 1] = self._await(i, "totals")
             self.parts_played += totals[i + 1] is not None
         played = [
-            local(part) if got is None else got
+            one_row_at_a_time(local, part) if got is None else got
             for part, got in zip(parts, totals, strict=True)
             if len(jax.tree.leaves(part)[0])
         ]

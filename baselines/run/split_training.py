@@ -140,7 +140,12 @@ class SplitTraining:
                     break  # every part is done
                 if built:
                     raise RuntimeError(f"a chunk plan that cannot run: {self.plan}")
-                helpers_ok = self.helpers.wait()  # nothing left here: wait until they are built
+                # nothing left here and the helpers still starting: a part of theirs runs here
+                for process in range(1, len(self.plan)):
+                    if not here and queued[process] and next_is(process, queued[process][0][0]):
+                        here = [*queued[process].pop(0), []]
+                if not here:
+                    helpers_ok = self.helpers.wait()
                 continue
             idle = not here and not (queued[0] and next_is(0, queued[0][0][0]))  # nothing to run here
             parts = self.helpers.trained_parts(busy, block=idle) if helpers_ok else None

@@ -18,7 +18,7 @@ from baselines.run.evaluation import HeldOutEvaluation
 from baselines.run.helpers import Helpers, helper_count, row_sizes
 from baselines.run.population import Population
 from baselines.run.runner import run_training
-from baselines.run.split_training import SplitTraining, chunk_plan, piece_updates, seed_order
+from baselines.run.split_training import SplitTraining
 
 register()
 #: three seeds: six trained rows, split 2 / 2 / 2 over this process and two helpers
@@ -117,47 +117,6 @@ def test_a_helper_killed_mid_run_leaves_its_pieces_to_this_process():
 )
 def test_row_sizes_by_hand(rows, processes, extra, sizes):
     assert row_sizes(rows, processes, extra) == sizes
-
-
-@pytest.mark.parametrize(
-    ("seeds", "processes", "updates", "piece", "plan"),
-    [
-        (3, 2, 10, 5, [[(0, 2), (1, 1)], [(1, 1), (2, 2)]]),  # 1.5 seeds each, seed 1 cut in two
-        (4, 2, 10, 10, [[(0, 1), (1, 1)], [(2, 1), (3, 1)]]),  # whole seeds: no cut
-        (5, 2, 10, 5, [[(0, 2), (1, 2), (2, 1)], [(2, 1), (3, 2), (4, 2)]]),
-        (3, 2, 1, 1, [[(0, 1), (1, 1)], [(2, 1)]]),  # a chunk of one update: whole seeds, 2 + 1
-        (2, 3, 10, 10, [[(0, 1)], [(1, 1)]]),  # more processes than seeds: one seed each
-    ],
-)
-def test_chunk_plans_by_hand(seeds, processes, updates, piece, plan):
-    assert piece_updates(seeds, processes, updates) == piece
-    assert chunk_plan(seeds, processes, updates // piece) == plan
-
-
-@pytest.mark.parametrize("seeds", range(1, 9))
-@pytest.mark.parametrize("processes", range(2, 6))
-@pytest.mark.parametrize("updates", [1, 2, 3, 4, 6, 10])
-def test_a_chunk_plan_runs_every_update_once_in_order_within_its_longest_load(seeds, processes, updates):
-    piece = piece_updates(seeds, processes, updates)
-    per_seed = updates // piece
-    plan = chunk_plan(seeds, processes, per_seed)
-    order = seed_order(plan)
-    assert sorted(order) == list(range(seeds))
-    assert all(sum(runs for _, runs in parts) == per_seed for parts in order.values())
-    loads = [sum(runs for _, runs in part) for part in plan]
-    assert max(loads) - min(loads) <= 1 and len(plan) == min(processes, seeds)
-    # each process runs its parts back to back from time 0 (a program = one time unit): a seed's later
-    # part starts after its earlier one ends, so nobody waits and the chunk ends with the longest load
-    ends: dict[int, int] = {}
-    for process in reversed(range(len(plan))):  # a seed's first part is in the later process
-        clock = 0
-        for seed, runs in plan[process]:
-            start = clock
-            if seed in ends:
-                assert start >= ends[seed], (plan, seed)
-            clock += runs
-            ends[seed] = clock
-    assert max(ends.values()) == max(loads)
 
 
 @pytest.mark.xla_default_code  # programs of 2 and 3 rows: the same bits with XLA's default code
