@@ -14,6 +14,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.experimental import serialize_executable
 
 from baselines.run.distributed import fetch
 from hivex_jax.core.errors import one_line
@@ -68,6 +69,20 @@ def one_row_at_a_time(play: Any, rows: Any) -> Any:
     return jax.tree.map(lambda *xs: np.concatenate(xs), *totals)
 
 
+def load_program(mailbox: Mailbox, population: Any, piece_updates: int) -> Any:
+    """The run's compiled training program, sent once it has compiled it (`serialize_executable`: the same
+    executable, and no second compile on this core); compiled here if it cannot be loaded."""
+    kind, payload = mailbox.recv()
+    if kind != "program":
+        raise EOFError  # "stop": the run ended before it compiled
+    if payload is not None:
+        try:
+            return serialize_executable.deserialize_and_load(*payload)
+        except Exception:  # noqa: BLE001 (a backend without serialised executables: compile it here)
+            pass
+    return population.compile_piece(piece_updates)
+
+
 def registered_spec(env_id: str) -> EnvSpec | None:
     """The registry entry of an env registered in this process, for a helper that would not know it (a
     test's or a user's env registered at run time), where it pickles (a lambda factory does not)."""
@@ -90,10 +105,10 @@ def serve(
     env: Any,
     connection: Any,
 ) -> None:
-    """A helper: build the run's population (compiling one seed row's program of `piece_updates` updates;
-    0: it trains nothing) and evaluation, say "ready", then serve "train" (a seed row and a count of
-    programs to run on it) / "play" / "baselines" until "stop" or the run's end. With `baselines` and
-    nothing to train it plays the baselines unasked, at once (idle otherwise)."""
+    """A helper: build the run's population and evaluation, play the baselines if `baselines` (while the run
+    compiles), load the run's compiled program of one seed row and `piece_updates` updates (0: it trains
+    nothing), say "ready", then serve "train" (a seed row and a count of programs to run on it) / "play"
+    until "stop" or the run's end."""
     null = os.open(os.devnull, os.O_WRONLY)  # jax's start-up warnings would break the run's progress bar
     os.dup2(null, 1)
     os.dup2(null, 2)
@@ -110,16 +125,11 @@ def serve(
         config = from_dict(config_values)
         population = get_population(config)
         evaluation = HeldOutEvaluation(population.train, worlds)
-        # compiled while the run compiles its own (the same program: one seed row, `piece_updates` updates)
-        program = population.compile_piece(piece_updates) if piece_updates else None
-        mailbox.send(("ready", None))
-
-        def play_baselines() -> None:
+        if baselines:
             names = jnp.arange(len(evaluation.baseline_names))
             mailbox.send(("baselines", jax.tree.map(np.asarray, evaluation.baselines(names, worlds))))
-
-        if baselines and program is None:
-            play_baselines()
+        program = load_program(mailbox, population, piece_updates) if piece_updates else None
+        mailbox.send(("ready", None))
         while True:
             kind, payload = mailbox.recv()
             if kind == "stop":
@@ -134,8 +144,6 @@ def serve(
                 mailbox.send(("trained", (jax.device_get(state), joined)))
             elif kind == "play":
                 mailbox.send(("totals", one_row_at_a_time(evaluation.play_trained, payload)))
-            elif kind == "baselines":
-                play_baselines()
     except (EOFError, OSError, KeyboardInterrupt):
         pass  # the run has ended
     except Exception as error:  # noqa: BLE001 (every failure is reported to the run, which carries on)

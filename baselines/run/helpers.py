@@ -1,8 +1,9 @@
 """Helper processes on the CPU cores a run leaves idle (`cpu_helpers`): the training computes on one core
 (`PJRT_NPROC=1`), so on a CPU the run hands some of its seeds' updates and of its held-out evaluation to
 processes of its own. Each helper rebuilds the run's population and evaluation from the config (the same
-programs), trains its share of each chunk (`baselines.run.split_training`), plays a part of the trained
-policy's rows when asked and (the last helper) the baselines.
+programs), plays the baselines (the last helper, at its start), trains its share of each chunk with the
+run's own compiled program (`baselines.run.split_training`) and plays a part of the trained policy's
+rows when asked.
 
 Seeds train in turn on one CPU device (`seeds_in_turn`) and the trained rows play in turn (`rows_in_turn`),
 so a seed's or a row's numbers do not depend on which rows share its program: a part computed here or in
@@ -32,9 +33,6 @@ from baselines.run.split_training import SplitTraining, piece_updates
 #: helpers: the shipped camera configs play 192 episodes of thousands of steps (AWS: 576,000), a test's
 #: tiny config a few hundred
 AUTO_MIN_STEPS = 50_000
-
-#: rows' worth of work the baselines (scripted and random) count for when they go along with a row split
-BASELINE_ROWS = 2
 
 #: seconds `close` waits for a helper to leave before it is terminated
 CLOSE_TIMEOUT_S = 10.0
@@ -115,16 +113,6 @@ def part_sizes(rows: int, parts: int) -> list[int]:
     return [len(part) for part in np.array_split(np.arange(rows), min(rows, parts))]
 
 
-def row_sizes(rows: int, processes: int, extra: int = 0) -> list[int]:
-    """Sizes of `rows` rows in `processes` contiguous parts (some maybe empty), even once the last part
-    counts `extra` rows more (the baselines it plays besides: 6 rows, 2 processes, 2 extra: 4 + 2)."""
-    if processes < 2:
-        return [rows]
-    last = max(0, min(rows, (rows + extra) // processes - extra))
-    first = part_sizes(rows - last, processes - 1) if rows > last else []
-    return first + [0] * (processes - 1 - len(first)) + [last]
-
-
 def split_rows(tree: Any, sizes: Sequence[int]) -> list[Any]:
     """`tree`'s leading rows in contiguous parts of `sizes`."""
     cuts = np.cumsum([0, *sizes])
@@ -134,9 +122,8 @@ def split_rows(tree: Any, sizes: Sequence[int]) -> list[Any]:
 class Helpers:
     """`count` helper processes of one run; helper i compiles a program of `piece_updates[i]` updates of
     one seed row (0 or past the list: it trains nothing) and runs it on the rows `send_training` sends.
-    `play(rows, local)` shares a trained-policy call; `baselines()` is the last helper's play of them: at
-    once if it trains nothing, else along with its part of the first shared play (which gives it that many
-    fewer rows), or when asked."""
+    `play(rows, local)` shares a trained-policy call; `baselines()` is the last helper's play of them, at
+    its start (while this process compiles)."""
 
     def __init__(
         self,
@@ -157,8 +144,7 @@ class Helpers:
         self.share_baselines = share_baselines
         self._baselines: dict[str, Any] | None = None
         updates = list(piece_updates) + [0] * (count - len(piece_updates))
-        # the last helper (the smallest training load) plays them; one that trains nothing, unasked
-        self._baselines_asked = count > 0 and updates[-1] == 0
+        self._trains = [u > 0 for u in updates]  # these wait for `send_program`
         context = multiprocessing.get_context("spawn")  # a fork would copy jax's threads
         cache = jax.config.jax_compilation_cache_dir
         spec = registered_spec(config.env_id)
@@ -284,38 +270,38 @@ class Helpers:
 
         return play
 
+    def send_program(self, program: Any) -> None:
+        """Hand the helpers that train this process's compiled training program (`serialize_executable`'s
+        `(payload, in_tree, out_tree)`; None: they compile it themselves)."""
+        for i, trains in enumerate(self._trains):
+            if trains:
+                self._send(i, ("program", program))
+
     def play(self, rows: Any, local: Callable[[Any], Any]) -> Any:
         """`local(rows)` (totals `[P, ...]` of policy rows `[P, ...]`), its rows split into contiguous
-        parts: the first played here, the others by the helpers, all at once, each a row at a time (the
-        baselines, not yet played, go along as `BASELINE_ROWS` rows of the last helper's). Only `local`
-        when the helpers are not all ready; a part whose helper fails is played here after the others."""
+        parts: the first played here, the others by the helpers, all at once, each a row at a time. Only
+        `local` when the helpers are not all ready; a part whose helper fails is played here after the
+        others."""
         count = len(jax.tree.leaves(rows)[0])
         if not self.share_rows or not self.ready() or count < 2:
             return local(rows)
-        ride = self.share_baselines and not self._baselines_asked
-        parts = split_rows(rows, row_sizes(count, len(self._mailboxes) + 1, BASELINE_ROWS if ride else 0))
-        helped = [i for i, part in enumerate(parts[1:]) if len(jax.tree.leaves(part)[0])]
-        for i in helped:
-            self._send(i, ("play", jax.device_get(parts[i + 1])))
-        if ride:
-            self._baselines_asked = self._send(len(self._mailboxes) - 1, ("baselines", None))
-        totals = [one_row_at_a_time(local, parts[0])] + [None] * len(self._mailboxes)
-        for i in helped:
-            totals[i + 1] = self._await(i, "totals")
-            self.parts_played += totals[i + 1] is not None
+        parts = split_rows(rows, part_sizes(count, len(self._mailboxes) + 1))
+        helped = parts[1:]  # helper i plays helped[i]
+        for i, part in enumerate(helped):
+            self._send(i, ("play", jax.device_get(part)))
+        totals = [one_row_at_a_time(local, parts[0])]
+        for i in range(len(helped)):
+            totals.append(self._await(i, "totals"))
+            self.parts_played += totals[-1] is not None
         played = [
-            one_row_at_a_time(local, part) if got is None else got
-            for part, got in zip(parts, totals, strict=True)
-            if len(jax.tree.leaves(part)[0])
+            one_row_at_a_time(local, p) if got is None else got for p, got in zip(parts, totals, strict=True)
         ]
         return jax.tree.map(lambda *xs: np.concatenate([np.asarray(x) for x in xs]), *played)
 
     def baselines(self) -> dict[str, Any] | None:
-        """The last helper's baseline totals (asking for them if nobody has, and waiting for them), or None
-        if a helper failed or they are not shared."""
+        """The last helper's baseline totals (waiting for them), or None if a helper failed or they are not
+        shared."""
         if self.share_baselines and self._baselines is None and self.wait():
-            if not self._baselines_asked:
-                self._baselines_asked = self._send(len(self._mailboxes) - 1, ("baselines", None))
             self._await(len(self._mailboxes) - 1, "baselines")
         return None if self.failed is not None or not self.share_baselines else self._baselines
 

@@ -17,8 +17,8 @@ import time
 from typing import Any
 
 import jax
-import jax.numpy as jnp
 import numpy as np
+from jax.experimental import serialize_executable
 
 from baselines.run.distributed import fetch
 
@@ -92,10 +92,16 @@ class SplitTraining:
         return self.population.part_state(1)
 
     def compile(self, state: Any = None) -> float:
-        """Compile this process's program (`memory.compile_checked` reads its estimate)."""
+        """Compile the program (`memory.compile_checked` reads its estimate) and hand it to the helpers: the
+        same executable in every process, compiled once."""
         start = time.perf_counter()
         self.compiled = self.population.compile_piece(self.updates)
         self.compile_s = time.perf_counter() - start
+        try:
+            program = serialize_executable.serialize(self.compiled)
+        except Exception:  # noqa: BLE001 (a backend that cannot: each helper compiles its own)
+            program = None
+        self.helpers.send_program(program)
         return self.compile_s
 
     def chunk(self, state: Any) -> tuple[Any, dict[str, np.ndarray]]:
@@ -103,7 +109,8 @@ class SplitTraining:
         Between its own programs this process hands on the states the helpers need next."""
         if self.compiled is None:
             self.compile()
-        rows = [jax.tree.map(lambda x, s=s: x[s : s + 1], state) for s in range(len(self.order))]
+        host = jax.device_get(state)  # rows cut and joined in numpy: no jax op compiled per leaf shape
+        rows = [jax.tree.map(lambda x, s=s: x[s : s + 1], host) for s in range(len(self.order))]
         metrics: list[list[Any]] = [[] for _ in rows]
         done = [0] * len(rows)  # parts of each seed's order done
         queued = [list(part) for part in self.plan]  # each process's parts not yet sent / begun
@@ -164,7 +171,7 @@ class SplitTraining:
                     self._run_here(left, rows, left[1])
                     record(seed, rows[seed], _joined(left[2]))
         joined = [_joined(m) for m in metrics]
-        state = jax.tree.map(lambda *xs: jnp.concatenate([jnp.asarray(x) for x in xs]), *rows)
+        state = jax.device_put(jax.tree.map(lambda *xs: np.concatenate([np.asarray(x) for x in xs]), *rows))
         return state, jax.tree.map(lambda *xs: np.concatenate(xs), *joined)
 
     def _run_here(self, part: list, rows: list, runs: int) -> None:

@@ -15,7 +15,7 @@ from baselines.config.checks import MAX_CPU_HELPERS
 from baselines.core.ppo import make_train
 from baselines.run import helpers as helpers_module
 from baselines.run.evaluation import HeldOutEvaluation
-from baselines.run.helpers import Helpers, helper_count, row_sizes
+from baselines.run.helpers import Helpers, helper_count
 from baselines.run.population import Population
 from baselines.run.runner import run_training
 from baselines.run.split_training import SplitTraining
@@ -60,8 +60,9 @@ def test_helpers_play_the_same_numbers_as_this_process():
     assert not helped.helpers._processes  # closed
 
 
-def _two_chunks(config, helpers=None):
-    """Two chunks of the population, or of its `SplitTraining` with `helpers` (closed after)."""
+def _two_chunks(config, helpers=None, kill=False):
+    """Two chunks of the population, or of its `SplitTraining` with `helpers` (closed after; with `kill`,
+    the first helper killed once it is built)."""
     population = Population(make_train(config))
     state = population.init()
     if helpers is None:
@@ -69,7 +70,10 @@ def _two_chunks(config, helpers=None):
         return first, population.chunk(first[0])
     split = SplitTraining(population, helpers, 2)
     try:
-        split.compile()
+        split.compile()  # and handed to the helper, which says it is ready once it has loaded it
+        if kill:
+            assert helpers.wait()
+            helpers._processes[0].kill()  # gone before its first piece comes back
         first = split.chunk(state)
         return first, split.chunk(first[0])
     finally:
@@ -96,27 +100,9 @@ def test_a_helper_killed_mid_run_leaves_its_pieces_to_this_process():
     alone = _two_chunks(config)
     lines = []
     helpers = Helpers(config, [200, 201, 202, 203], 1, [1], log=lines.append)
-    assert helpers.wait()
-    helpers._processes[0].kill()  # built, then gone before its first piece comes back
-    helped = _two_chunks(config, helpers)
+    helped = _two_chunks(config, helpers, kill=True)
     assert _same(helped, alone)
     assert len(lines) == 1 and lines[0] == "cpu helper 0 ended; its work runs in this process"
-
-
-@pytest.mark.parametrize(
-    ("rows", "processes", "extra", "sizes"),
-    [
-        (6, 2, 0, [3, 3]),
-        (3, 2, 0, [2, 1]),  # the first part the larger
-        (6, 2, 2, [4, 2]),  # the last helper plays the baselines (2 rows' worth) besides 2 rows
-        (6, 3, 2, [3, 3, 0]),  # ... or only them
-        (2, 2, 2, [2, 0]),
-        (2, 4, 0, [1, 1, 0, 0]),  # more processes than rows: some play none
-        (6, 1, 2, [6]),  # no helper: every row here
-    ],
-)
-def test_row_sizes_by_hand(rows, processes, extra, sizes):
-    assert row_sizes(rows, processes, extra) == sizes
 
 
 @pytest.mark.xla_default_code  # programs of 2 and 3 rows: the same bits with XLA's default code

@@ -66,6 +66,9 @@ class InProcessHelpers:
         self.jobs: list[list] = [[] for _ in range(count)]
         self.runs_here = [0] * count  # programs each "helper" ran
 
+    def send_program(self, program) -> None:
+        self.sent_program = program is not None  # the compiled program, serialised for the processes
+
     def ready(self) -> bool:
         return self.built
 
@@ -112,7 +115,7 @@ def test_a_chunk_by_its_plan_is_the_population_chunk_whoever_runs_the_pieces():
     helpers.program = split.compiled
     assert (split.updates, split.plan[1][-1], split.plan[2][0]) == (1, (3, 1), (3, 2))
     assert _same(split.chunk(state), expected)
-    assert helpers.runs_here == [5, 5]  # 5 + 5 + 5 programs
+    assert helpers.runs_here == [5, 5] and helpers.sent_program  # 5 + 5 + 5 programs
     starting = InProcessHelpers(2, built=False)  # every part runs here
     split.helpers = starting
     assert _same(split.chunk(state), expected) and starting.runs_here == [0, 0]
