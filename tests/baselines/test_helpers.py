@@ -93,6 +93,7 @@ def test_seeds_trained_in_pieces_with_a_helper_are_the_seeds_trained_here():
     assert helped[0][1]["loss"].shape == alone[0][1]["loss"].shape == (3, 2)  # [seeds, chunk updates]
 
 
+@pytest.mark.slow  # a helper process started and killed: ≈ 20 s
 @pytest.mark.xla_default_code  # programs of 1 and 3 rows: the same bits with XLA's default code
 @pytest.mark.timeout(300)
 def test_a_helper_killed_mid_run_leaves_its_pieces_to_this_process():

@@ -100,6 +100,7 @@ def _same(a, b) -> bool:
     )
 
 
+@pytest.mark.slow  # 5 seeds' chunk twice and in pieces: ≈ 25 s (test_helpers checks a real helper's pieces)
 @pytest.mark.xla_default_code  # programs of 1 and 5 rows: the same bits with XLA's default code
 @pytest.mark.timeout(300)
 def test_a_chunk_by_its_plan_is_the_population_chunk_whoever_runs_the_pieces():
