@@ -120,8 +120,9 @@ def split_rows(tree: Any, sizes: Sequence[int]) -> list[Any]:
 
 
 class Helpers:
-    """`count` helper processes of one run; helper i compiles a program of `piece_updates[i]` updates of
-    one seed row (0 or past the list: it trains nothing) and runs it on the rows `send_training` sends.
+    """`count` helper processes of one run; helper i loads this process's program of `piece_updates[i]`
+    updates of one seed row (`send_program`; 0 or past the list: it trains nothing) and runs it on the rows
+    `send_training` sends.
     `play(rows, local)` shares a trained-policy call; `baselines()` is the last helper's play of them, at
     its start (while this process compiles)."""
 
