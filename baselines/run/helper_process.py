@@ -17,6 +17,7 @@ import numpy as np
 from jax.experimental import serialize_executable
 
 from baselines.run.distributed import fetch
+from baselines.run.split_training import joined_pieces
 from hivex_jax.core.errors import one_line
 from hivex_jax.core.registry import EnvSpec, register, registered_envs, spec
 
@@ -140,8 +141,7 @@ def serve(
                 for _ in range(runs):
                     state, piece_metrics = program(state)
                     metrics.append(fetch(piece_metrics))
-                joined = jax.tree.map(lambda *xs: np.concatenate(xs, axis=1), *metrics)
-                mailbox.send(("trained", (jax.device_get(state), joined)))
+                mailbox.send(("trained", (jax.device_get(state), joined_pieces(metrics))))
             elif kind == "play":
                 mailbox.send(("totals", one_row_at_a_time(evaluation.play_trained, payload)))
     except (EOFError, OSError, KeyboardInterrupt):

@@ -27,7 +27,7 @@ import numpy as np
 
 from baselines.config import PPOConfig
 from baselines.run.helper_process import Mailbox, one_row_at_a_time, registered_spec, serve
-from baselines.run.split_training import SplitTraining, piece_updates
+from baselines.run.split_training import SplitTraining, part_sizes, piece_updates
 
 #: world-steps of trained rows (rows x worlds x episode steps) from which `cpu_helpers: null` starts
 #: helpers: the shipped camera configs play 192 episodes of thousands of steps (AWS: 576,000), a test's
@@ -106,11 +106,6 @@ def with_helpers(
         seeds = f"{loads} in programs of {updates} update{'s' * (updates != 1)}"
     log(f"cpu_helpers: {count} process(es) beside this one: seeds {seeds}; {shared}")
     return helped, trainer
-
-
-def part_sizes(rows: int, parts: int) -> list[int]:
-    """Sizes of `rows` rows cut into at most `parts` contiguous parts, the first ones the largest."""
-    return [len(part) for part in np.array_split(np.arange(rows), min(rows, parts))]
 
 
 def split_rows(tree: Any, sizes: Sequence[int]) -> list[Any]:

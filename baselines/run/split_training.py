@@ -35,13 +35,17 @@ def piece_updates(seeds: int, processes: int, updates: int) -> int:
     return min(divisors, key=longest_load)  # min keeps the first (largest) of equals
 
 
+def part_sizes(rows: int, parts: int) -> list[int]:
+    """Sizes of `rows` rows cut into at most `parts` contiguous parts, the first ones the largest."""
+    return [len(part) for part in np.array_split(np.arange(rows), min(rows, parts))]
+
+
 def chunk_plan(seeds: int, processes: int, pieces_per_seed: int) -> list[list[tuple[int, int]]]:
     """Each process's programs in order, as `(seed, runs)`: McNaughton's wrap-around rule over the seeds'
     pieces, loads as even as whole pieces allow (the first processes the larger); a seed cut between
     processes p and p + 1 runs its first pieces first in p + 1 and its last ones last in p."""
     processes = min(processes, seeds)
-    total = seeds * pieces_per_seed
-    loads = [len(part) for part in np.array_split(np.arange(total), processes)]
+    loads = part_sizes(seeds * pieces_per_seed, processes)
     plan: list[list[tuple[int, int]]] = []
     start = 0
     for load in loads:
@@ -54,8 +58,6 @@ def chunk_plan(seeds: int, processes: int, pieces_per_seed: int) -> list[list[tu
             ]
         )
         start = end
-    # a seed cut at a boundary: its part in the later process comes first (that process's first program),
-    # so the earlier process runs its part last, once the state has come back
     return plan
 
 
@@ -140,7 +142,7 @@ class SplitTraining:
             if here:  # one program here, then what has come back
                 self._run_here(here, rows, 1)
                 if here[1] == 0:
-                    record(here[0], rows[here[0]], _joined(here[2]))
+                    record(here[0], rows[here[0]], joined_pieces(here[2]))
                     here = []
             elif not busy:
                 if not any(queued):
@@ -164,13 +166,13 @@ class SplitTraining:
         if not helpers_ok:  # a helper failed: the part begun here goes on, then what is left of each seed
             if here:
                 self._run_here(here, rows, here[1])
-                record(here[0], rows[here[0]], _joined(here[2]))
+                record(here[0], rows[here[0]], joined_pieces(here[2]))
             for seed, parts_of_seed in self.order.items():
                 left = [seed, sum(runs for _, runs in parts_of_seed[done[seed] :]), []]
                 if left[1]:
                     self._run_here(left, rows, left[1])
-                    record(seed, rows[seed], _joined(left[2]))
-        joined = [_joined(m) for m in metrics]
+                    record(seed, rows[seed], joined_pieces(left[2]))
+        joined = [joined_pieces(m) for m in metrics]
         state = jax.device_put(jax.tree.map(lambda *xs: np.concatenate([np.asarray(x) for x in xs]), *rows))
         return state, jax.tree.map(lambda *xs: np.concatenate(xs), *joined)
 
@@ -183,6 +185,6 @@ class SplitTraining:
             part[2].append(fetch(piece_metrics))
 
 
-def _joined(pieces: list[Any]) -> Any:
+def joined_pieces(pieces: list[Any]) -> Any:
     """Metrics `[1, updates]` of consecutive pieces of a seed's chunk as one."""
     return jax.tree.map(lambda *xs: np.concatenate(xs, axis=1), *pieces)
