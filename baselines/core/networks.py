@@ -164,16 +164,24 @@ def hybrid_head(
 ) -> HybridDistribution:
     """Features `f32[..., F]` -> `HybridDistribution`; called inside `module`'s compact `__call__`, so the
     `policy_head` and `log_std` parameters are `module`'s own (both actors name them alike)."""
-    n_logits = int(sum(discrete_branches))
-    width = n_logits + continuous_dims
+    width = int(sum(discrete_branches)) + continuous_dims
     head = nn.Dense(max(width, 1), kernel_init=orthogonal(0.01), name="policy_head")(x)
-    splits = np.cumsum(list(discrete_branches))[:-1].tolist()
-    logits = tuple(jnp.split(head[..., :n_logits], splits, axis=-1)) if n_logits else ()
-    mean = head[..., n_logits : n_logits + continuous_dims]
     if continuous_dims:
         log_std = module.param("log_std", nn.initializers.constant(init_log_std), (continuous_dims,))
     else:
         log_std = jnp.zeros((0,), jnp.float32)
+    return head_distribution(head, log_std, continuous_dims, discrete_branches)
+
+
+def head_distribution(
+    head: jax.Array, log_std: jax.Array, continuous_dims: int, discrete_branches: Sequence[int]
+) -> HybridDistribution:
+    """The policy head's output `f32[..., logits + continuous]` and `log_std f32[continuous]` as the
+    `HybridDistribution` they parameterise (each branch's logits in turn, then the Gaussian's mean)."""
+    n_logits = int(sum(discrete_branches))
+    splits = np.cumsum(list(discrete_branches))[:-1].tolist()
+    logits = tuple(jnp.split(head[..., :n_logits], splits, axis=-1)) if n_logits else ()
+    mean = head[..., n_logits : n_logits + continuous_dims]
     return HybridDistribution(logits=logits, mean=mean, log_std=log_std)
 
 
@@ -213,7 +221,7 @@ class RecurrentActor(nn.Module):
         self, obs: dict[str, jax.Array] | None, hidden: jax.Array, features: jax.Array | None = None
     ) -> tuple[jax.Array, HybridDistribution]:
         """`features`: the encoder's output for `obs` when the caller has it (a replay encodes all its steps
-        at once, `recurrent_features`); `obs` is then not read."""
+        at once, `encoder_features`); `obs` is then not read."""
         if features is None:
             if obs is None:
                 raise ValueError("RecurrentActor needs the observation or its encoder's features")
@@ -223,9 +231,9 @@ class RecurrentActor(nn.Module):
         return hidden, hybrid_head(self, x, self.continuous_dims, self.discrete_branches, self.init_log_std)
 
 
-def recurrent_features(actor: RecurrentActor, actor_params: Mapping[str, Any], obs: dict) -> jax.Array:
+def encoder_features(actor: Actor | RecurrentActor, actor_params: Mapping[str, Any], obs: dict) -> jax.Array:
     """`actor`'s encoder alone over `obs [..., A, ...]` (any leading axes: a replay's every step at once),
-    f32[..., A, F]: the features each of its steps feeds the GRU."""
+    f32[..., A, F]: what its GRU or its head reads."""
     encoder = Encoder(actor.hidden_sizes, actor.cnn_channels, actor.activation, actor.visual_encoder)
     return encoder.apply({"params": actor_params["params"][ENCODER]}, obs)  # pyright: ignore[reportReturnType]
 
@@ -280,6 +288,13 @@ class CriticNetwork:
         if not self.shared_encoder:
             return variables
         return {"params": {k: v for k, v in variables["params"].items() if k != ENCODER}}
+
+    def on_features(self, params: dict, features: jax.Array) -> jax.Array:
+        """With `shared_encoder`: the value head alone on the actor's encoder output `f32[..., F]` (what
+        `apply` computes from that encoder's input): f32[...], or f32[..., heads]."""
+        head = params["critic"]["params"]["value_head"]
+        value = nn.Dense(head["bias"].shape[-1]).apply({"params": head}, features)
+        return value[..., 0] if self.module.num_heads == 1 else value  # pyright: ignore
 
     def apply(self, params: dict, obs: dict[str, Any]) -> jax.Array:
         """The value of `obs` (f32[...], or f32[..., heads]) under the trainer's `params`."""

@@ -10,9 +10,10 @@ recurrent one from whole env sequences replayed from the GRU state each started 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
+import flax.linen as nn
 import jax
 import jax.numpy as jnp
 from flax import struct
@@ -23,14 +24,23 @@ from baselines.core.networks import (
     Actor,
     HybridDistribution,
     RecurrentActor,
+    encoder_features,
+    head_distribution,
     initial_hidden,
-    recurrent_features,
 )
 
 #: `readout(dist, action, extras) -> tuple` of per-step arrays: what the loss needs from the policy
 Readout = Callable[[HybridDistribution, dict, dict], tuple]
 #: `view(params, obs) -> obs`: what the actor reads (observation normalisation)
 View = Callable[[dict, dict], dict]
+
+
+def actor_on_features(actor: Actor, actor_params: Mapping[str, Any], x: jax.Array) -> HybridDistribution:
+    """`Actor`'s head alone on its encoder's output `f32[..., F]` (the feed-forward actor is the two)."""
+    params = actor_params["params"]
+    head = nn.Dense(params["policy_head"]["bias"].shape[-1]).apply({"params": params["policy_head"]}, x)
+    log_std = params["log_std"] if actor.continuous_dims else jnp.zeros((0,), jnp.float32)
+    return head_distribution(head, log_std, actor.continuous_dims, actor.discrete_branches)  # pyright: ignore
 
 
 @struct.dataclass
@@ -99,6 +109,15 @@ class FeedForwardPolicy:
         traj = minibatch[0]
         _, dist = self.step(params, traj.obs, None, None)
         return minibatch, readout(dist, traj.action, traj.extras)
+
+    def replay_with_features(self, params: dict, minibatch: tuple, readout: Readout) -> tuple:
+        """`replay`'s `(minibatch, readout)` and the encoder's output `f32[B, F]` it was computed from (a
+        critic on the same encoder, `shared_encoder`, reads it: one pass of the torso forward and back)."""
+        traj = minibatch[0]
+        actor_params = params["actor"]
+        features = encoder_features(self.actor, actor_params, self.view(params, traj.obs))
+        dist = actor_on_features(self.actor, actor_params, features)
+        return minibatch, readout(dist, traj.action, traj.extras), features
 
     def memory_api(self) -> dict[str, Callable]:
         """No memory to expose."""
@@ -191,7 +210,7 @@ class RecurrentPolicy:
 
         # the encoder does not read the memory: every step's at once, one large batch instead of T small
         # ones inside the loop (which runs only the GRU and the head)
-        features = recurrent_features(self.actor, params["actor"], self.view(params, traj.obs))
+        features = encoder_features(self.actor, params["actor"], self.view(params, traj.obs))
         inputs = (features, traj.action, traj.episode_start, traj.extras)
         return jax.lax.scan(step, hidden0, inputs)[1]
 

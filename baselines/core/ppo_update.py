@@ -90,14 +90,20 @@ def make_loss(
         traj = policy.trajectory(minibatch)
         actor_obs, critic_obs = first_convs(params, traj.obs, critic_input.of(traj))
         minibatch = policy.with_trajectory(minibatch, traj.replace(obs=actor_obs))
-        (traj, advantages, targets), out = policy.replay({**views, **params}, minibatch, readout)
+        if critic.shared_encoder and not policy.recurrent:  # one pass of the shared torso, forward and back
+            replayed = policy.replay_with_features({**views, **params}, minibatch, readout)
+            (traj, advantages, targets), out, features = replayed
+            value = critic.on_features(params, features)
+        else:
+            (traj, advantages, targets), out = policy.replay({**views, **params}, minibatch, readout)
+            value = critic.apply(params, normalization.critic_view(views, critic_obs))
         log_prob, entropy_continuous, entropy_discrete, *aux_out = out
         loss, metrics = ppo_loss(
             log_prob,
             traj.log_prob,
             advantages,
             entropy_continuous + entropy_discrete,
-            critic.apply(params, normalization.critic_view(views, critic_obs)),
+            value,
             traj.value,
             targets,
             traj.active,

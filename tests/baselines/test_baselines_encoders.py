@@ -21,7 +21,8 @@ from baselines.config import (
     validate_env,
 )
 from baselines.core.convolutions import convolve
-from baselines.core.networks import ENCODER, FIRST_CONV, FirstConvPair
+from baselines.core.networks import ENCODER, FIRST_CONV, CriticNetwork, FirstConvPair
+from baselines.core.policy import FeedForwardPolicy
 from baselines.core.ppo import make_train
 from hivex_jax.core import spaces
 from hivex_jax.core.registry import _REGISTRY
@@ -107,6 +108,32 @@ def test_shared_encoder_trains_the_actors_encoder_with_the_value_loss():
     moved = jax.tree.leaves(runner.params["actor"]["params"][ENCODER])
     unmoved = jax.tree.leaves(no_value.params["actor"]["params"][ENCODER])
     assert not all(np.array_equal(a, b) for a, b in zip(moved, unmoved, strict=True))
+
+
+def test_a_shared_encoder_runs_once_forward_and_back_with_the_two_pass_numbers(monkeypatch):
+    """The loss reads the shared torso once for the actor's head and the critic's (`replay_with_features`,
+    `CriticNetwork.on_features`): one update equals the two-pass one (the actor's network, then the
+    critic's, each through the encoder) to float rounding, with fewer matmuls in its program."""
+    config = {**CAMERA_CONFIG, "shared_encoder": True}
+
+    def dots(fn, *args) -> int:
+        return str(jax.make_jaxpr(fn)(*args)).count("dot_general")
+
+    train = make_train(from_dict({**config, "chunk_updates": 1}))
+    runner = jax.jit(train.init)(jax.random.PRNGKey(0))
+    one_pass, one_pass_dots = jax.jit(train.update_chunk)(runner), dots(train.update_chunk, runner)
+
+    def two_pass_replay(self, params, minibatch, readout):  # the actor's own pass; the critic's below
+        replayed = self.replay(params, minibatch, readout)
+        return (*replayed, self.view(params, minibatch[0].obs))
+
+    monkeypatch.setattr(FeedForwardPolicy, "replay_with_features", two_pass_replay)
+    monkeypatch.setattr(CriticNetwork, "on_features", CriticNetwork.apply)
+    train = make_train(from_dict({**config, "chunk_updates": 1}))
+    two_pass, two_pass_dots = jax.jit(train.update_chunk)(runner), dots(train.update_chunk, runner)
+    assert one_pass_dots < two_pass_dots
+    for a, b in zip(jax.tree.leaves(one_pass), jax.tree.leaves(two_pass), strict=True):
+        np.testing.assert_allclose(a, b, rtol=2e-4, atol=2e-6)
 
 
 @pytest.mark.slow  # two more update compiles (~15 s): the control of the test above

@@ -97,7 +97,7 @@ def test_the_update_replays_each_rollout_from_its_stored_first_state():
 
 def test_a_replay_with_a_camera_encodes_its_steps_at_once_and_gives_the_rollout_log_probs():
     # the replay runs the encoder over every step in one batch, then the GRU step by step
-    # (`recurrent_features`); the rollout ran the encoder inside each step: the same log-probs
+    # (`encoder_features`); the rollout ran the encoder inside each step: the same log-probs
     config = from_dict({**TINY_CONFIG, "recurrent": "gru", "gru_size": 8, "num_seeds": 1})
     train = make_train(config)
     assert "visual" in train.env.observation_space(train.env_params).spaces
