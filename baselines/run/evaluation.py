@@ -158,7 +158,7 @@ class HeldOutEvaluation:
 
     def trained_totals(self, params: Any) -> dict[str, dict[str, np.ndarray]]:
         """`{"greedy": totals [S, W, A, ...], "stochastic": ...}` for population params `[S, ...]`."""
-        play = self.play_trained if self.helpers is None else self.helpers.split(self.play_trained)
+        play = self.play_trained if self.helpers is None else self.helpers.split(self)
         totals = play(greedy_and_stochastic_rows(params, self.num_seeds))
         s = self.num_seeds
         return {

@@ -84,6 +84,20 @@ def load_program(mailbox: Mailbox, population: Any, piece_updates: int) -> Any:
     return population.compile_piece(piece_updates)
 
 
+def compile_eval_row(evaluation: Any, population: Any) -> Any:
+    """The trained policy's evaluation program for one row (`one_row_at_a_time`'s calls: a seed's params,
+    greedy or not), compiled now, from the population's shapes, as `serialize_executable` gives it to the
+    run (None where it cannot be serialised: the run compiles its own)."""
+    params = population.part_state(1).params
+    row = (params, jax.ShapeDtypeStruct((1,), jnp.bool_))  # `greedy_and_stochastic_rows`' row
+    compiled, _ = evaluation.trained.program(row)
+    evaluation.trained.load(compiled)
+    try:
+        return serialize_executable.serialize(compiled)
+    except Exception:  # noqa: BLE001 (a backend without serialised executables)
+        return None
+
+
 def registered_spec(env_id: str) -> EnvSpec | None:
     """The registry entry of an env registered in this process, for a helper that would not know it (a
     test's or a user's env registered at run time), where it pickles (a lambda factory does not)."""
@@ -101,15 +115,17 @@ def serve(
     config_values: dict,
     worlds: list[int],
     baselines: bool,
+    eval_rows: bool,
     piece_updates: int,
     cache_dir: Any,
     env: Any,
     connection: Any,
 ) -> None:
     """A helper: build the run's population and evaluation, play the baselines if `baselines` (while the run
-    compiles), load the run's compiled program of one seed row and `piece_updates` updates (0: it trains
-    nothing), say "ready", then serve "train" (a seed row and a count of programs to run on it) / "play"
-    until "stop" or the run's end."""
+    compiles) and then, with `eval_rows`, compile the trained policy's one-row evaluation and send it
+    (the run loads it: no compile at its first evaluation); load the run's compiled program of one seed
+    row and `piece_updates` updates (0: it trains nothing), say "ready", then serve "train" (a seed row and
+    a count of programs to run on it) / "play" until "stop" or the run's end."""
     null = os.open(os.devnull, os.O_WRONLY)  # jax's start-up warnings would break the run's progress bar
     os.dup2(null, 1)
     os.dup2(null, 2)
@@ -129,6 +145,8 @@ def serve(
         if baselines:
             names = jnp.arange(len(evaluation.baseline_names))
             mailbox.send(("baselines", jax.tree.map(np.asarray, evaluation.baselines(names, worlds))))
+        if eval_rows:
+            mailbox.send(("eval_program", compile_eval_row(evaluation, population)))
         program = load_program(mailbox, population, piece_updates) if piece_updates else None
         mailbox.send(("ready", None))
         while True:

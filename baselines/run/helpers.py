@@ -24,6 +24,7 @@ from typing import Any
 
 import jax
 import numpy as np
+from jax.experimental import serialize_executable
 
 from baselines.config import PPOConfig
 from baselines.run.helper_process import Mailbox, one_row_at_a_time, registered_spec, serve
@@ -139,6 +140,7 @@ class Helpers:
         self._ready = [False] * count
         self.share_baselines = share_baselines
         self._baselines: dict[str, Any] | None = None
+        self._eval_program: Any = None  # a helper's one-row evaluation program, serialised, until loaded
         updates = list(piece_updates) + [0] * (count - len(piece_updates))
         self._trains = [u > 0 for u in updates]  # these wait for `send_program`
         context = multiprocessing.get_context("spawn")  # a fork would copy jax's threads
@@ -154,6 +156,7 @@ class Helpers:
                     config.to_dict(),
                     [int(w) for w in worlds],
                     i == count - 1 and share_baselines,
+                    share_rows,
                     updates[i],
                     cache,
                     spec,
@@ -177,6 +180,8 @@ class Helpers:
             self._ready[i] = True
         elif kind == "baselines":
             self._baselines = message[1]
+        elif kind == "eval_program" and message[1] is not None and self._eval_program is None:
+            self._eval_program = message[1]
         elif kind == "error":
             self._fail(f"cpu helper {i} failed: {message[1]}")
         return message
@@ -251,9 +256,17 @@ class Helpers:
             wait_for([self._mailboxes[i].connection for i in helpers])
         return got if self.failed is None else None
 
-    def split(self, local: Callable[[Any], Any]) -> Callable[[Any], Any]:
-        """`local` (totals `[P, ...]` of policy rows `[P, ...]`) shared with the helpers (`play`)."""
-        return lambda rows: self.play(rows, local)
+    def split(self, evaluation: Any) -> Callable[[Any], Any]:
+        """`evaluation.play_trained` (totals `[P, ...]` of policy rows `[P, ...]`) shared with the helpers
+        (`play`); its evaluator first loads the one-row program a helper compiled, if one has come."""
+        self._poll()
+        if self._eval_program is not None:
+            try:
+                evaluation.trained.load(serialize_executable.deserialize_and_load(*self._eval_program))
+            except Exception:  # noqa: BLE001 (it compiles its own, as without helpers)
+                pass
+            self._eval_program = None
+        return lambda rows: self.play(rows, evaluation.play_trained)
 
     def baselines_or(self, local: Callable[..., Any]) -> Callable[..., Any]:
         """The baselines' program `local(indices, worlds)`, or the first helper's totals of it when it

@@ -178,7 +178,26 @@ class Evaluator:
             return fn(*args)
 
         self._fn = jax.jit(held_out_episodes)
+        self.loaded: list[Any] = []  # programs compiled elsewhere (`load`)
+        self.loaded_calls = 0  # calls they served
         self._seeds = jnp.asarray(self.worlds.astype(np.uint32))
+
+    def load(self, compiled: Any) -> None:
+        """Play calls of `compiled`'s argument shapes with it instead of compiling them here: this
+        evaluator's program as `program` compiled it in another process (a helper's, sent through
+        `jax.experimental.serialize_executable`: the same executable, so the same numbers)."""
+        self.loaded.append(compiled)
+
+    def _call(self, *args: Any) -> Any:
+        """The program on `args`: a loaded one made for their shapes, else the jitted one."""
+        for compiled in self.loaded:
+            try:
+                out = compiled(*args)
+            except TypeError:  # compiled for other shapes
+                continue
+            self.loaded_calls += 1
+            return out
+        return self._fn(*args)
 
     def program(self, policy_params: Any = None) -> tuple[Any, tuple]:
         """`(compiled, args)`: the compiled program and the arguments of a call on the evaluator's own
@@ -197,11 +216,11 @@ class Evaluator:
         seeds = self._seeds if worlds is None else jnp.asarray(seed_range(worlds).astype(np.uint32))
         if self.params_axis:
             stack = self.env_params if env_params is None else env_params
-            out = self._fn(policy_params, stack, seeds, self.key)
+            out = self._call(policy_params, stack, seeds, self.key)
         else:
             if env_params is not None:
                 raise ValueError("env_params at call time needs Evaluator(..., params_axis=True)")
-            out = self._fn(policy_params, seeds, self.key)
+            out = self._call(policy_params, seeds, self.key)
         return jax.tree.map(np.asarray, out)
 
 

@@ -52,6 +52,8 @@ def test_helpers_play_the_same_numbers_as_this_process():
         assert helped.helpers.wait()  # built from the config in processes of their own
         trained, baselines = helped.trained_totals(params), helped.baseline_totals()
         assert helped.helpers.parts_played == 2 and helped.helpers.failed is None and lines == []
+        # this process's rows played a row at a time by the program a helper compiled at its start
+        assert len(helped.trained.loaded) == 1 and helped.trained.loaded_calls == 2
     finally:
         helped.helpers.close()
     assert _same(trained, alone_trained)

@@ -195,3 +195,32 @@ def test_policies_in_turn_over_a_params_stack_match_the_vmapped_ones():
     np.testing.assert_array_equal(in_turn["length"], vmapped["length"])
     jax.tree.map(lambda a, b: np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6), in_turn, vmapped)
     assert not np.allclose(in_turn["return"][0], in_turn["return"][1])  # rows are their own policies
+
+
+def test_a_program_compiled_elsewhere_serves_its_shapes_and_others_compile_here():
+    # `Evaluator.load`: a helper process compiles the program (`program`), the run loads it through
+    # `serialize_executable`; calls of its shapes use it (the same numbers), other shapes the jitted one
+    from jax.experimental import serialize_executable
+
+    env = TinyEnv()
+    params = env.default_params()
+
+    def keyed(policy_params, key, obs, state):  # random actions from a key each row's params change
+        return random_policy(env)(None, jax.random.fold_in(key, policy_params), obs, state)
+
+    def evaluator():
+        return Evaluator(env, params, keyed, "10:13", key=3, num_steps=15, batched=True, in_turn=True)
+
+    one_row = jnp.asarray([5], jnp.uint32)
+    compiled, _ = evaluator().program(one_row)
+    here = evaluator()
+    here.load(serialize_executable.deserialize_and_load(*serialize_executable.serialize(compiled)))
+    loaded = here(one_row)
+    assert here.loaded_calls == 1
+    jitted = evaluator()(one_row)
+    leaves = zip(jax.tree.leaves(loaded), jax.tree.leaves(jitted), strict=True)
+    assert all(np.array_equal(a, b) for a, b in leaves)
+    two_rows = here(jnp.asarray([5, 6], jnp.uint32))  # not the loaded program's shapes: compiled here
+    assert here.loaded_calls == 1 and two_rows["return"].shape == (2, 3, 3)
+    assert np.array_equal(two_rows["return"][:1], loaded["return"])  # rows in turn: each its own numbers
+    assert not np.array_equal(two_rows["return"][1], two_rows["return"][0])
