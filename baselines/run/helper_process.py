@@ -122,10 +122,10 @@ def serve(
     connection: Any,
 ) -> None:
     """A helper: build the run's population and evaluation, play the baselines if `baselines` (while the run
-    compiles) and then, with `eval_rows`, compile the trained policy's one-row evaluation and send it
-    (the run loads it: no compile at its first evaluation); load the run's compiled program of one seed
-    row and `piece_updates` updates (0: it trains nothing), say "ready", then serve "train" (a seed row and
-    a count of programs to run on it) / "play" until "stop" or the run's end."""
+    compiles), load the run's compiled program of one seed row and `piece_updates` updates (0: it trains
+    nothing), with `eval_rows` compile the trained policy's one-row evaluation and send it (the run loads
+    it: neither compiles it at the first evaluation), say "ready", then serve "train" (a seed row and a
+    count of programs to run on it) / "play" until "stop" or the run's end."""
     null = os.open(os.devnull, os.O_WRONLY)  # jax's start-up warnings would break the run's progress bar
     os.dup2(null, 1)
     os.dup2(null, 2)
@@ -145,9 +145,9 @@ def serve(
         if baselines:
             names = jnp.arange(len(evaluation.baseline_names))
             mailbox.send(("baselines", jax.tree.map(np.asarray, evaluation.baselines(names, worlds))))
-        if eval_rows:
-            mailbox.send(("eval_program", compile_eval_row(evaluation, population)))
         program = load_program(mailbox, population, piece_updates) if piece_updates else None
+        if eval_rows:  # after the run's compile: two compiles at once slow each other more than this saves
+            mailbox.send(("eval_program", compile_eval_row(evaluation, population)))
         mailbox.send(("ready", None))
         while True:
             kind, payload = mailbox.recv()
