@@ -258,8 +258,9 @@ class Helpers:
 
     def split(self, evaluation: Any) -> Callable[[Any], Any]:
         """`evaluation.play_trained` (totals `[P, ...]` of policy rows `[P, ...]`) shared with the helpers
-        (`play`); its evaluator first loads the one-row program a helper compiled, if one has come."""
-        self._poll()
+        (`play`); its evaluator first loads the one-row program a helper compiled, if one has come (each
+        helper sends it before "ready", so `ready` has read it once they all are)."""
+        self.ready()
         if self._eval_program is not None:
             try:
                 evaluation.trained.load(serialize_executable.deserialize_and_load(*self._eval_program))
