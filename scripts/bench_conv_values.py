@@ -79,7 +79,7 @@ def main() -> None:
         params = jax.tree.map(lambda *xs: jnp.stack(xs), *inits)
         row = {}
         for method in ("patches", "hybrid"):
-            convolutions.resolved_method = lambda m, method=method: method  # every layer takes this path
+            convolutions.resolved_method = lambda m, pad, method=method: method  # every layer: this path
             forward, gradient, grad_once = programs(actor)
             row[method] = (per_step_ms(forward, params, obs), per_step_ms(gradient, params, obs))
             row[method + "_grads"] = grad_once(params, obs)

@@ -1,9 +1,12 @@
-"""The encoders' convolutions as the CPU runs them fastest. On the CPU a value is XLA's convolution (the
-rollout's and the evaluation's forward passes: as fast as slicing patches out of the images for a matmul
-while a step's patches fit in cache, 1.4x faster at the evaluation's 192 images per seed, where they do
-not) and a gradient is taken through strided slices and one matmul (XLA's CPU backend runs a
-convolution's gradient about 10x slower inside the trainer's update scan than outside one, while matmuls
-keep their speed): `conv_with_patch_gradient`. XLA's own convolution elsewhere. Parameters as `nn.Conv`'s."""
+"""The encoders' convolutions as the CPU runs them fastest. On the CPU, `hivex_simple`'s VALID layers
+(`PatchConv`) take XLA's convolution for a value (the rollout's and the evaluation's forward passes: as fast
+as slicing patches out of the images for a matmul while a step's patches fit in cache, 1.4x faster at the
+evaluation's 192 images per seed, where they do not) and strided slices and one matmul for a gradient (XLA's
+CPU backend runs a convolution's gradient about 10x slower inside the trainer's update scan than outside
+one, while matmuls keep their speed): `conv_with_patch_gradient`. The 3 x 3 / 2 SAME layers (`StridedConv`)
+take the slices and the matmul for both: XLA's CPU convolution of a few input channels (Ocean Plastic
+Collection's 2 and 8) runs far below the matmul rate (its rollout's inference 0.50x with the patches).
+XLA's own convolution elsewhere. Parameters as `nn.Conv`'s."""
 
 from __future__ import annotations
 
@@ -25,10 +28,15 @@ def to_unit_float(x: jax.Array) -> jax.Array:
     return x.astype(jnp.float32) / 255.0 if jnp.issubdtype(x.dtype, jnp.integer) else x
 
 
-def resolved_method(method: str) -> str:
-    """`"auto"`: on the CPU `"hybrid"` (XLA's convolution for values, slices and a matmul for gradients),
-    XLA's convolution (`"conv"`) elsewhere; `"patches"` is slices and a matmul for both."""
-    return ("hybrid" if jax.default_backend() == "cpu" else "conv") if method == "auto" else method
+def resolved_method(method: str, padding: str) -> str:
+    """`"auto"`: on the CPU `"hybrid"` (XLA's convolution for values, slices and a matmul for gradients)
+    for a VALID layer, `"patches"` (slices and a matmul for both) for the 3 x 3 / 2 SAME one; XLA's
+    convolution (`"conv"`) elsewhere. Another `method` is taken as it is."""
+    if method != "auto":
+        return method
+    if jax.default_backend() != "cpu":
+        return "conv"
+    return "patches" if padding == "SAME" else "hybrid"
 
 
 def xla_conv(x: jax.Array, kernel: jax.Array, stride: int, padding: str) -> jax.Array:
@@ -40,8 +48,8 @@ def xla_conv(x: jax.Array, kernel: jax.Array, stride: int, padding: str) -> jax.
 
 class StridedConv(nn.Module):
     """A 3 x 3, stride-2, SAME-padded convolution (what `nn.Conv(c, (3, 3), strides=(2, 2))` computes,
-    with the same `kernel` [3, 3, in, out] and `bias` parameters). On the CPU its gradient runs as 9
-    strided slices and one matmul (`same3_patch_matmul`), its value as XLA's convolution (`convolve`)."""
+    with the same `kernel` [3, 3, in, out] and `bias` parameters). On the CPU its value and its gradient
+    run as 9 strided slices and one matmul (`same3_patch_matmul`; `convolve`)."""
 
     features: int
     method: str = "auto"  # "auto" (`resolved_method`), "hybrid", "patches", "conv"
@@ -83,7 +91,7 @@ def convolve(x: jax.Array, kernel: jax.Array, stride: int, padding: str, method:
     """`x [B, H, W, C]` (uint8 0-255 or float) convolved with `kernel [k, k, C, F]`: `[B, H', W', F]` by
     `method` ("auto", "hybrid", "patches", "conv"; `resolved_method`). Padding "SAME" is the 3 x 3 / 2
     `StridedConv`; "VALID" a kernel a whole number of strides wide (`patch_matmul`)."""
-    method = resolved_method(method)
+    method = resolved_method(method, padding)
     if method == "conv":
         return xla_conv(to_unit_float(x), kernel, stride, padding)
     if method == "hybrid":

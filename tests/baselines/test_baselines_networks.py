@@ -236,7 +236,23 @@ def test_hybrid_convolution_values_are_xla_convolutions_and_gradients_the_patche
     theirs = jax.jit(jax.grad(lambda p, x: loss(patches, p, x), argnums))(params, x)
     for a, b in zip(jax.tree.leaves(ours), jax.tree.leaves(theirs), strict=True):
         np.testing.assert_array_equal(a, b)
-    assert resolved_method("auto") == ("hybrid" if jax.default_backend() == "cpu" else "conv")
+    assert resolved_method("patches", "VALID") == "patches"
+
+
+def test_auto_method_takes_the_patches_for_strided3_and_xla_values_for_valid_layers_on_the_cpu():
+    """ "auto" on the CPU: the 3 x 3 / 2 SAME layer (`StridedConv`) runs as slices and a matmul for its value
+    too (XLA's CPU convolution of a few input channels is slow), a VALID layer (`PatchConv`) takes XLA's
+    convolution for its value; XLA's convolution for both elsewhere. A `StridedConv`'s value is then the
+    "patches" method's bit for bit, which on this input rounds differently from XLA's ("conv")."""
+    cpu = jax.default_backend() == "cpu"
+    assert resolved_method("auto", "SAME") == ("patches" if cpu else "conv")
+    assert resolved_method("auto", "VALID") == ("hybrid" if cpu else "conv")
+    x = _image((4, 25, 25, 2), jnp.float32)
+    params = StridedConv(8, method="patches").init(jax.random.PRNGKey(0), x)
+    auto = jax.jit(StridedConv(8).apply)(params, x)
+    patches, conv = (jax.jit(StridedConv(8, method=m).apply)(params, x) for m in ("patches", "conv"))
+    np.testing.assert_array_equal(auto, patches if cpu else conv)
+    assert not np.array_equal(patches, conv)  # so the assertion above tells the two paths apart
 
 
 @pytest.mark.parametrize(("module", "shape", "dtype"), HYBRID_CASES)
