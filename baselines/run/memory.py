@@ -90,22 +90,24 @@ def device_memory_bytes(device: Any) -> int | None:
     return int(limit) if limit else None
 
 
-def check_fits(config: PPOConfig, estimate: MemoryEstimate, devices: list[Any]) -> None:
+def check_fits(config: PPOConfig, estimate: MemoryEstimate, devices: list[Any], processes: int = 1) -> None:
     """Raise a one-line `ConfigError` if the estimate exceeds the memory of this process's devices (CPU
-    devices share the host's memory, so their needs add up)."""
+    devices share the host's memory, so their needs add up, and so do those of the `processes` that run
+    the program on this host: this one and its `cpu_helpers`)."""
     local = [d for d in devices if d.process_index == jax.process_index()] or list(devices)
     device = local[0]
     if device.platform == "cpu":
-        need, have = estimate.peak_bytes * len(local), device_memory_bytes(device)
+        need, have = estimate.peak_bytes * len(local) * processes, device_memory_bytes(device)
     else:
         limits = [device_memory_bytes(d) for d in local]
         need, have = estimate.peak_bytes, min((x for x in limits if x), default=None)
     if have is None or need <= have:
         return
     where = "the host has" if device.platform == "cpu" else f"the device ({device.device_kind}) has"
+    each = f", in each of {processes} processes" if device.platform == "cpu" and processes > 1 else ""
     raise ConfigError(
         f"the run needs ~{need / GIB:.1f} GiB (XLA estimate of one chunk: state "
-        f"{estimate.argument_bytes / GIB:.1f} GiB, temporaries {estimate.temp_bytes / GIB:.1f} GiB), "
+        f"{estimate.argument_bytes / GIB:.1f} GiB, temporaries {estimate.temp_bytes / GIB:.1f} GiB{each}), "
         f"{where} {have / GIB:.1f} GiB: lower num_envs or num_seeds (now {config.num_envs} x "
         f"{config.num_seeds}), num_steps or chunk_updates"
     )
@@ -113,12 +115,13 @@ def check_fits(config: PPOConfig, estimate: MemoryEstimate, devices: list[Any]) 
 
 def compile_checked(config: PPOConfig, population: Any) -> float:
     """Compile the population's chunk (from abstract shapes), refuse the run if XLA's estimate of its
-    memory exceeds the device's (`ConfigError`); returns the compile time (s)."""
+    memory exceeds the device's (`ConfigError`); returns the compile time (s). A `SplitTraining` runs
+    its program in `processes` processes (with its helpers), each holding its own."""
     estimate = compile_with_estimate(population)
     if estimate is None:
         return population.compile_s
     try:
-        check_fits(config, estimate, population.devices)
+        check_fits(config, estimate, population.devices, getattr(population, "processes", 1))
     except ConfigError:
         population.compiled = None  # a cached population is checked again next time
         raise

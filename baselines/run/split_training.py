@@ -81,6 +81,7 @@ class SplitTraining:
         self.updates = piece_updates(config.num_seeds, processes, config.chunk_updates)
         self.plan = chunk_plan(config.num_seeds, processes, config.chunk_updates // self.updates)
         self.order = seed_order(self.plan)
+        self.processes = len(self.plan)  # this one and the helpers that train (the memory check's count)
         self.compiled: Any = None
         self.compile_s = float("nan")
 

@@ -64,6 +64,27 @@ def test_a_run_over_the_host_memory_is_refused_naming_the_figures(compiled, monk
     memory.check_fits(config, estimate, population.devices)  # exactly enough fits
 
 
+def test_a_run_shared_with_helper_processes_needs_the_memory_of_each(compiled, monkeypatch):
+    """`cpu_helpers`: every process that trains holds the program's state and temporaries, so the host
+    must hold them all; a `SplitTraining` counts this process and the helpers that train."""
+    from baselines.core.ppo import make_train
+    from baselines.run.population import Population
+    from baselines.run.split_training import SplitTraining
+
+    config, population, estimate = compiled
+    monkeypatch.setattr(memory, "host_memory_bytes", lambda: 2 * estimate.peak_bytes - 1)
+    memory.check_fits(config, estimate, population.devices)  # one process fits
+    with pytest.raises(ConfigError, match=r"temporaries .* GiB, in each of 2 processes\), the host has"):
+        memory.check_fits(config, estimate, population.devices, processes=2)
+    monkeypatch.setattr(population, "processes", 2, raising=False)  # as a SplitTraining over 2 processes
+    with pytest.raises(ConfigError, match="in each of 2 processes"):
+        memory.compile_checked(config, population)
+    monkeypatch.setattr(memory, "host_memory_bytes", lambda: 2 * estimate.peak_bytes)
+    assert memory.compile_checked(config, population) > 0  # exactly enough fits
+    three = Population(make_train(load_config(None, [*TINY, "num_seeds=3"])))
+    assert [SplitTraining(three, None, n).processes for n in (1, 2, 5)] == [1, 2, 3]  # at most one per seed
+
+
 def test_an_accelerator_is_checked_against_its_bytes_limit(compiled):
     config, _, _ = compiled
     gib = 2**30
