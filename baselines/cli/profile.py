@@ -1,9 +1,11 @@
 """`hivex bench --train CONFIG --profile`: one update of a config split into its pieces (env step, rollout
 inference, GAE, PPO epochs), each compiled apart and timed after a warm-up, with the run's evaluation and
-host time apart and the learner's GFLOP/s beside a float32 matmul's on the same machine."""
+host time apart and the learner's GFLOP/s beside a float32 matmul's on the same machine. The seeds run as
+the trainer runs them: vmapped, or in turn on one CPU device (`baselines.run.population.over_seeds`)."""
 
 from __future__ import annotations
 
+import functools
 import statistics
 import time
 from collections.abc import Callable
@@ -87,7 +89,7 @@ class UpdateProfile:
         # imported when run, not at the top: keeps the command's start (--help, argument errors) fast
         from baselines.core.ppo import make_train
         from baselines.core.ppo_update import ppo_epochs, trainable
-        from baselines.run.population import Population, chunk_compiler_options
+        from baselines.run.population import Population, chunk_compiler_options, over_seeds
 
         self.config = config
         self.train = train = make_train(config)
@@ -99,15 +101,16 @@ class UpdateProfile:
         # the trainer's chunk without donating its input (the pieces read the same state); it and its pieces
         # at the config's compile level (`cpu_compile_level`), as training compiles them
         options = chunk_compiler_options(config, population.devices)
-        chunk, self.compile_s["update"] = _compiled(jax.vmap(train.update_chunk), state, options=options)
+        seeds_of = functools.partial(over_seeds, in_turn=population.in_turn)  # as training runs them
+        chunk, self.compile_s["update"] = _compiled(seeds_of(train.update_chunk), state, options=options)
         state, metrics = chunk(state)  # warm-up: the state a run has after some updates
         jax.block_until_ready(state)
         self.state = state
         self.host_s = self._host_seconds(metrics)
 
-        rollout, self.compile_s["rollout"] = _compiled(jax.vmap(train.rollout), state, options=options)
+        rollout, self.compile_s["rollout"] = _compiled(seeds_of(train.rollout), state, options=options)
         after, (traj, _) = rollout(state)
-        prepare = jax.jit(jax.vmap(train.advantages))
+        prepare = jax.jit(seeds_of(train.advantages))
         gae_runner, gae_traj, advantages, targets = prepare(after, traj)
         self.traj = traj
         seeds = config.num_seeds
@@ -172,17 +175,17 @@ class UpdateProfile:
             "rollout": (rollout, (state,)),
         }
         arguments = {
-            "env_step": (jax.vmap(env_steps), (state.env_state, keys)),
-            "rollout_inference": (jax.vmap(inference), (state, traj, keys)),
-            "gae": (jax.vmap(gae), (after, traj)),
-            "ppo_epochs": (jax.vmap(epochs), (gae_runner, gae_traj, advantages, targets, state.memory)),
+            "env_step": (seeds_of(env_steps), (state.env_state, keys)),
+            "rollout_inference": (seeds_of(inference), (state, traj, keys)),
+            "gae": (seeds_of(gae), (after, traj)),
+            "ppo_epochs": (seeds_of(epochs), (gae_runner, gae_traj, advantages, targets, state.memory)),
         }
         for name, (fn, args) in arguments.items():
             compiled, self.compile_s[name] = _compiled(fn, *args, options=options)
             self.pieces[name] = (compiled, args)
             jax.block_until_ready(compiled(*args))  # warm-up
 
-        # FLOPs of the epochs: XLA counts a loop body once, so one minibatch step's, times the steps
+        # the epochs' FLOPs: XLA counts a loop body once: one minibatch step's (all seeds'), times the steps
         def first_minibatch(traj: Any, advantages: Any, targets: Any, memory0: Any, key: jax.Array) -> Any:
             batch = policy.batch((traj, advantages, targets), memory0)
             return jax.tree.map(lambda x: x[0], policy.minibatches(key, batch, config.num_minibatches))
