@@ -1,10 +1,12 @@
-"""Time the AWS actor's forward pass and gradient with the CPU's two convolution paths, side by side.
+"""Time a camera actor's forward pass and gradient with the CPU's two convolution paths, side by side.
 
-    PJRT_NPROC=1 python scripts/bench_conv_values.py [--batches 48,192] [--seeds 3]
+    PJRT_NPROC=1 python scripts/bench_conv_values.py [--encoder hivex_simple] [--batches 48,192] [--seeds 3]
 
 For each batch (observations per seed, the seeds vmapped with their own parameters as the trainer and
-the evaluation run them): the shipped AWS actor (`hivex_simple`, 16 and 32 channels, 2 x 256) on
-42 x 42 x 3 uint8 cameras, its forward pass (what the rollout and the evaluation run) and the gradient of
+the evaluation run them): with `--encoder hivex_simple` (the default) the shipped AWS actor (16 and 32
+channels, 2 x 256) on 42 x 42 x 3 uint8 cameras; with `--encoder strided3` the shipped Ocean Plastic
+Collection actor's encoder (3 x 3 / 2 SAME, 8 and 16 channels, 2 x 64, without its GRU) on 25 x 25 x 2
+grids; its forward pass (what the rollout and the evaluation run) and the gradient of
 a policy loss (what the PPO epochs run), each inside a 10-step `fori_loop` (so XLA reuses its buffers,
 as in the trainer's scans), with `method="patches"` (slices and a matmul for both) and the CPU default
 `"hybrid"` (XLA's convolution for the value, the patches for the gradient). Prints ms per step and
@@ -24,6 +26,8 @@ from baselines.core import convolutions
 from baselines.core.networks import Actor
 
 LOOP = 10
+#: `--encoder`: (hidden sizes, channels, image shape) of the shipped actor that uses it
+SHAPES = {"hivex_simple": ((256, 256), (16, 32), (42, 42, 3)), "strided3": ((64, 64), (8, 16), (25, 25, 2))}
 
 
 def per_step_ms(fn, *args, repeats: int = 5) -> float:
@@ -62,15 +66,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--batches", default="48,192", help="observations per seed, comma-separated")
     parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--encoder", choices=tuple(SHAPES), default="hivex_simple")
     args = parser.parse_args()
-    actor = Actor(2, (2,), (256, 256), (16, 32), visual_encoder="hivex_simple")
+    hidden, channels, image = SHAPES[args.encoder]
+    actor = Actor(2, (2,), hidden, channels, visual_encoder=args.encoder)
     key = jax.random.PRNGKey(0)
     auto = convolutions.resolved_method
-    print(f"{jax.default_backend()}, jax {jax.__version__}, {args.seeds} seeds; ms per step")
+    print(f"{jax.default_backend()}, jax {jax.__version__}, {args.encoder}, {args.seeds} seeds; ms per step")
     print("batch/seed | forward: patches, hybrid | gradient: patches, hybrid | same gradient")
     for batch in [int(b) for b in args.batches.split(",")]:
         obs = {
-            "visual": jax.random.randint(key, (args.seeds, batch, 42, 42, 3), 0, 256).astype(jnp.uint8),
+            "visual": jax.random.randint(key, (args.seeds, batch) + image, 0, 256).astype(jnp.uint8),
             "vector": jax.random.normal(key, (args.seeds, batch, 8)),
         }
         one = jax.tree.map(lambda x: x[0], obs)

@@ -241,18 +241,21 @@ def test_hybrid_convolution_values_are_xla_convolutions_and_gradients_the_patche
 
 def test_auto_method_takes_the_patches_for_strided3_and_xla_values_for_valid_layers_on_the_cpu():
     """ "auto" on the CPU: the 3 x 3 / 2 SAME layer (`StridedConv`) runs as slices and a matmul for its value
-    too (XLA's CPU convolution of a few input channels is slow), a VALID layer (`PatchConv`) takes XLA's
-    convolution for its value; XLA's convolution for both elsewhere. A `StridedConv`'s value is then the
-    "patches" method's bit for bit, which on this input rounds differently from XLA's ("conv")."""
+    too (XLA's CPU convolution of a few input channels is slow: no convolution in its program), a VALID
+    layer (`PatchConv`) takes XLA's convolution for its value; XLA's convolution for both elsewhere."""
     cpu = jax.default_backend() == "cpu"
     assert resolved_method("auto", "SAME") == ("patches" if cpu else "conv")
     assert resolved_method("auto", "VALID") == ("hybrid" if cpu else "conv")
-    x = _image((4, 25, 25, 2), jnp.float32)
-    params = StridedConv(8, method="patches").init(jax.random.PRNGKey(0), x)
-    auto = jax.jit(StridedConv(8).apply)(params, x)
-    patches, conv = (jax.jit(StridedConv(8, method=m).apply)(params, x) for m in ("patches", "conv"))
-    np.testing.assert_array_equal(auto, patches if cpu else conv)
-    assert not np.array_equal(patches, conv)  # so the assertion above tells the two paths apart
+    x = _image((4, 25, 25, 2), jnp.uint8)
+    params = StridedConv(8, method="patches").init(jax.random.PRNGKey(0), x.astype(jnp.float32))
+    auto, patches = (jax.jit(StridedConv(8, method=m).apply) for m in ("auto", "patches"))
+    np.testing.assert_array_equal(auto(params, x), patches(params, x) if cpu else auto(params, x))
+    strided = str(jax.make_jaxpr(StridedConv(8).apply)(params, x))
+    assert ("conv_general_dilated" in strided) == (not cpu)
+    valid = PatchConv(8, 8, 4)
+    image = _image((4, 42, 42, 3), jnp.uint8)
+    valid_params = valid.init(jax.random.PRNGKey(0), image.astype(jnp.float32))
+    assert "conv_general_dilated" in str(jax.make_jaxpr(valid.apply)(valid_params, image))
 
 
 @pytest.mark.parametrize(("module", "shape", "dtype"), HYBRID_CASES)
