@@ -8,8 +8,9 @@ channels, 2 x 256) on 42 x 42 x 3 uint8 cameras; with `--encoder strided3` the s
 Collection actor's encoder (3 x 3 / 2 SAME, 8 and 16 channels, 2 x 64, without its GRU) on 25 x 25 x 2
 grids; its forward pass (what the rollout and the evaluation run) and the gradient of
 a policy loss (what the PPO epochs run), each inside a 10-step `fori_loop` (so XLA reuses its buffers,
-as in the trainer's scans), with `method="patches"` (slices and a matmul for both) and the CPU default
-`"hybrid"` (XLA's convolution for the value, the patches for the gradient). Prints ms per step and
+as in the trainer's scans), with `method="patches"` (slices and a matmul for both: the CPU default for
+`strided3`) and `"hybrid"` (XLA's convolution for the value, the patches for the gradient: the CPU
+default for `hivex_simple`). Prints ms per step and
 whether the two gradients are equal bit for bit.
 """
 
