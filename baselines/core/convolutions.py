@@ -11,6 +11,7 @@ XLA's own convolution elsewhere. Parameters as `nn.Conv`'s."""
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 
 import flax.linen as nn
 import jax
@@ -181,4 +182,49 @@ def patch_matmul(x: jax.Array, kernel: jax.Array, stride: int) -> jax.Array:
         [blocks[:, bi : bi + out_h, bj : bj + out_w] for bi in range(r) for bj in range(r)], axis=-1
     )  # [B, out_h, out_w, r * r * s * s * c], ordered (bi, bj, ri, rj, c): kernel row di = bi * s + ri
     weights = kernel.reshape(r, s, r, s, c, -1).transpose(0, 2, 1, 3, 4, 5).reshape(r * r * s * s * c, -1)
-    return to_unit_float(patches) @ weights
+    return patch_product(to_unit_float(patches), weights)
+
+
+@jax.custom_vjp
+def patch_product(patches: jax.Array, weights: jax.Array) -> jax.Array:
+    """`patches [..., K] @ weights [K, F]`, whose kernel gradient is computed as `(cotangent^T @ patches)^T`
+    over the patches' rows: autodiff's `patches^T @ cotangent` reads the long patch matrix down its columns,
+    which XLA's CPU backend runs at about half the matmul rate for the encoders' 16-64 output channels
+    (`hivex_simple`'s first layer: 20 ms a minibatch of 768 images against 15 this way). The same sums,
+    in another order."""
+    return patches @ weights
+
+
+def _patch_product_forward(patches: jax.Array, weights: jax.Array) -> tuple:
+    return patches @ weights, (patches, weights)
+
+
+def _patch_product_backward(residuals: tuple, cotangent: jax.Array) -> tuple:
+    patches, weights = residuals
+    rows = patches.reshape(-1, patches.shape[-1])
+    # the barriers keep XLA from folding the two transposes back into one `patches^T @ cotangent`
+    cotangent_t = jax.lax.optimization_barrier(cotangent.reshape(-1, cotangent.shape[-1]).T)
+    kernel_gradient_t = jax.lax.optimization_barrier(cotangent_t @ rows)
+    return cotangent @ weights.T, kernel_gradient_t.T
+
+
+patch_product.defvjp(_patch_product_forward, _patch_product_backward)
+
+
+def read_extent(side: int, layers: Sequence[tuple[int, int]]) -> int:
+    """How many of an image side's first pixels a chain of VALID convolutions (`(kernel, stride)` per
+    layer) reads: a layer's last rows or columns that the next layer's stride skips are never used
+    (`hivex_simple` on a 42-pixel side: the first layer's 9 rows, the second reads 8 of them, 36 pixels)."""
+    sides = [side]
+    for kernel, stride in layers:
+        sides.append((sides[-1] - kernel) // stride + 1)
+    extent = sides[-1]
+    for kernel, stride in reversed(layers):
+        extent = (extent - 1) * stride + kernel
+    return extent
+
+
+def trimmed_to_read(x: jax.Array, layers: Sequence[tuple[int, int]]) -> jax.Array:
+    """`x [B, H, W, C]` cut to the rows and columns the VALID chain `layers` reads (`read_extent`): the same
+    outputs from fewer first-layer positions (AWS's camera: 8 x 8 instead of 9 x 9, 0.79x its arithmetic)."""
+    return x[:, : read_extent(x.shape[1], layers), : read_extent(x.shape[2], layers)]

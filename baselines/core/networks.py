@@ -20,14 +20,14 @@ import numpy as np
 from flax import struct
 
 from baselines.config import NetworkConfig
+from baselines.core import convolutions
 from baselines.core.convolutions import PatchConv, StridedConv, convolve, orthogonal, to_unit_float
 
 ACTIVATIONS = {"tanh": nn.tanh, "relu": nn.relu, "gelu": nn.gelu, "silu": nn.silu}
 
 
 #: `visual_encoder="hivex_simple"`: ML-Agents' simple encoder as HIVEX used it, (kernel, stride) per layer
-#: (VALID; ReLU after each as the default encoder has, where ML-Agents has LeakyReLU); the smallest image
-#: side it reads is `HIVEX_SIMPLE_MIN_SIDE` (ML-Agents' minimum, checked with the config)
+#: (VALID, ReLU after each, where ML-Agents has LeakyReLU); smallest side `HIVEX_SIMPLE_MIN_SIDE` (checked)
 HIVEX_SIMPLE_LAYERS = ((8, 4), (4, 2))
 #: obs key of an encoder's first convolution of `obs["visual"]` (no bias) when the caller computed it
 #: (`FirstConvPair`); the encoder then adds its bias and goes on from there
@@ -55,6 +55,7 @@ class Encoder(nn.Module):
             lead = x.shape[:-3]
             x = x.reshape((-1,) + x.shape[-3:])
             if self.visual_encoder == "hivex_simple":
+                x = convolutions.trimmed_to_read(x, HIVEX_SIMPLE_LAYERS)  # the pixels its layers read
                 first = obs.get(FIRST_CONV)  # the first layer's convolution, by the caller (`FirstConvPair`)
                 convolved = (None if first is None else first.reshape((-1,) + first.shape[-3:]), None)
                 layers = zip(self.cnn_channels, HIVEX_SIMPLE_LAYERS, convolved, strict=True)
@@ -308,10 +309,9 @@ class CriticNetwork:
 @dataclass(frozen=True)
 class FirstConvPair:
     """The actor's and the critic's first convolution of the image both read (`hivex_simple`'s 8 x 8 / 4
-    layer), as one convolution with the two kernels side by side (the actor's output channels, then the
-    critic's). Each half is bit for bit its network's own convolution, value and kernel gradient (tested),
-    but the image patches are read once and the matmul is twice as wide: the learner's costliest matmul
-    (an image's 192 patch values into 16 channels) is skinny, so two cost nearly twice one of 32. Not
+    layer) as one with the two kernels side by side (the actor's output channels, then the critic's). Each
+    half is bit for bit its network's own (value and kernel gradient; tested), but the patches are read once
+    for a matmul twice as wide: the learner's costliest, skinny (192 patch values into 16 channels). Not
     `strided3`: there (Ocean Plastic Collection's 2 -> 8 channels) the wider one rounds differently."""
 
     visual_encoder: str  # the config's `visual_encoder`
@@ -327,7 +327,7 @@ class FirstConvPair:
         if layers[0] is None or layers[1] is None:  # the critic's head on the actor's encoder
             return actor_obs, critic_obs
         kernels = [layer["kernel"] for layer in layers]
-        x = visual.reshape((-1,) + visual.shape[-3:])
+        x = convolutions.trimmed_to_read(visual.reshape((-1,) + visual.shape[-3:]), HIVEX_SIMPLE_LAYERS)
         with jax.named_scope("FirstConvPair"):  # its ops' names in profiles (scripts/op_profile.py)
             both = convolve(x, jnp.concatenate(kernels, axis=-1), HIVEX_SIMPLE_LAYERS[0][1], "VALID", "auto")
         halves = jnp.split(both, [kernels[0].shape[-1]], axis=-1)

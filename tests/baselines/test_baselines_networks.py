@@ -6,9 +6,17 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from baselines.core.convolutions import PatchConv, StridedConv, resolved_method
+from baselines.core.convolutions import (
+    PatchConv,
+    StridedConv,
+    patch_product,
+    read_extent,
+    resolved_method,
+    xla_conv,
+)
 from baselines.core.networks import (
     ENCODER,
+    HIVEX_SIMPLE_LAYERS,
     Actor,
     Critic,
     CriticNetwork,
@@ -150,6 +158,56 @@ def test_patch_conv_reads_uint8_images_as_unit_floats():
     np.testing.assert_array_equal(
         conv.apply(params, image), conv.apply(params, image.astype(jnp.float32) / 255.0)
     )
+
+
+@pytest.mark.parametrize(("side", "read"), [(42, 36), (24, 20), (20, 20), (39, 36), (44, 44), (84, 84)])
+def test_hivex_simple_reads_the_pixels_its_second_layer_uses(side, read):
+    """Hand-computed: on 42 pixels the 8 x 8 / 4 layer gives 9 rows, the 4 x 4 / 2 layer reads rows 0-7
+    of them (3 outputs), and those read pixels 0-35; on 44 every row is read."""
+    assert read_extent(side, HIVEX_SIMPLE_LAYERS) == read
+
+
+def test_the_hivex_simple_encoder_is_xla_s_convolutions_of_the_whole_image():
+    """The encoder convolves only the pixels its layers read: the same output as XLA's two VALID convolutions
+    of the whole 42 x 42 image, bit for bit, and gradients to float rounding; the 6 unread rows and columns
+    change nothing."""
+    image = jax.random.randint(jax.random.PRNGKey(3), (4, 42, 42, 3), 0, 256).astype(jnp.uint8)
+    encoder = Encoder((32,), (4, 8), "tanh", "hivex_simple")
+    params = encoder.init(jax.random.PRNGKey(0), {"visual": image})
+
+    def whole_image(params, image):
+        p, x = params["params"], image.astype(jnp.float32) / 255.0
+        for layer, (_, stride) in enumerate(HIVEX_SIMPLE_LAYERS):
+            conv = p[f"PatchConv_{layer}"]
+            x = nn.relu(xla_conv(x, conv["kernel"], stride, "VALID") + conv["bias"])
+        x = jnp.tanh(x.reshape(x.shape[0], -1) @ p["Dense_0"]["kernel"] + p["Dense_0"]["bias"])
+        return jnp.tanh(x @ p["Dense_1"]["kernel"] + p["Dense_1"]["bias"])
+
+    ours = encoder.apply(params, {"visual": image})
+    np.testing.assert_array_equal(ours, whole_image(params, image))
+    unread = image.at[:, 36:].set(0).at[:, :, 36:].set(255)
+    np.testing.assert_array_equal(encoder.apply(params, {"visual": unread}), ours)
+    grads = [
+        jax.grad(lambda p, f=f: jnp.sum(jnp.sin(f(p))))(params)
+        for f in (lambda p: encoder.apply(p, {"visual": image}), lambda p: whole_image(p, image))
+    ]
+    for a, b in zip(*map(jax.tree.leaves, grads), strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+
+
+def test_patch_product_is_a_matmul_with_its_gradients():
+    """`patch_product`'s value is the matmul's, bit for bit; its gradients (the kernel's as cotangent^T @
+    patches, transposed) are autodiff's to float rounding, also with a leading batch of kernels (vmap)."""
+    patches = jax.random.normal(jax.random.PRNGKey(4), (2, 5, 7, 48))
+    weights = jax.random.normal(jax.random.PRNGKey(5), (2, 48, 6))
+    matmul = jnp.einsum("bijk,bkf->bijf", patches, weights)
+    np.testing.assert_array_equal(jax.vmap(patch_product)(patches, weights), matmul)
+    ours = jax.grad(lambda p, w: jnp.sum(jnp.sin(jax.vmap(patch_product)(p, w))), (0, 1))(patches, weights)
+    theirs = jax.grad(lambda p, w: jnp.sum(jnp.sin(jnp.einsum("bijk,bkf->bijf", p, w))), (0, 1))(
+        patches, weights
+    )
+    for a, b in zip(ours, theirs, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
 
 
 def _param_count(tree) -> int:
