@@ -236,7 +236,11 @@ def _parse(argv: list[str]) -> argparse.Namespace:
         metavar="N",
         help="auto-reset from N worlds built once (as `hivex train` does) instead of generating each",
     )
-    p.add_argument("--json", default=None, help="write results here (default bench_results/<env>.json)")
+    p.add_argument(
+        "--json",
+        default=None,
+        help="write results here (default bench_results/<env>.json; with --profile <config>_profile.json)",
+    )
     p.add_argument("--train", default=None, metavar="CONFIG", help="also measure end-to-end training")
     p.add_argument("--train-updates", type=int, default=4, help="updates timed for --train")
     p.add_argument(
@@ -302,6 +306,16 @@ def _batch_sizes(text: str) -> list[int]:
     return sizes
 
 
+def output_path(args: argparse.Namespace) -> Path:
+    """`--json`, else `bench_results/<env>.json`; a `--profile` (no env sweep) is named after its config:
+    `bench_results/<config file's stem>_profile.json`."""
+    if args.json:
+        return Path(args.json)
+    if args.profile and args.train:
+        return Path(f"bench_results/{Path(args.train).stem}_profile.json")
+    return Path(f"bench_results/{args.env}.json")
+
+
 @reports_user_errors("hivex bench")
 def main(argv: list[str] | None = None) -> int:
     """Entry point of `hivex bench`."""
@@ -323,7 +337,7 @@ def main(argv: list[str] | None = None) -> int:
         overrides[k] = parse_value(v)
     make_checked(args.env, **overrides)  # unknown id / option / value: fails here, before compiling
     sizes = _batch_sizes(args.batch_sizes) if args.batch_sizes else None
-    path = Path(args.json or f"bench_results/{args.env}.json")
+    path = output_path(args)
     if path.is_dir():
         raise UserError(f"--json {path} is a folder; give a file name like {path / 'bench.json'}")
     check_writable_dir(path.parent, "output folder")
@@ -410,6 +424,7 @@ def main(argv: list[str] | None = None) -> int:
     if measure_training is not None and args.profile:
         profile = measure_training()
         print(profile.pop("table"))
+        result["env"] = profile["variants"][0]["env_id"]  # the config's: no --env sweep ran
         result["train_profile"] = profile
     elif measure_training is not None:
         train = measure_training()

@@ -14,7 +14,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from baselines.cli.profile_report import PIECES
+from baselines.cli.profile_report import PIECES, camera_summary
 from hivex_jax.cli_support import prepare_jax
 
 prepare_jax()  # PJRT_NPROC before jax starts a backend
@@ -38,14 +38,19 @@ def _flops(compiled: Any) -> float:
     return float((analysis or {}).get("flops", float("nan")))
 
 
-def matmul_gflops(side: int = MATMUL_SIDE, repeats: int = 5) -> dict[str, float]:
-    """A float32 `side x side` matmul's GFLOP/s on the default device (2 side^3 FLOPs, median of
-    `repeats` after a warm-up): the machine's dense rate the learner's is set beside."""
-    a = jax.random.normal(jax.random.PRNGKey(0), (side, side), jnp.float32)
-    b = jax.random.normal(jax.random.PRNGKey(1), (side, side), jnp.float32)
-    compiled, _ = _compiled(jnp.matmul, a, b)
-    seconds = median_run(compiled, (a, b), repeats)
-    return {"side": side, "seconds": seconds, "gflops_per_s": 2 * side**3 / seconds / 1e9}
+class MatmulReference:
+    """A float32 `side x side` matmul on the default device, compiled once: the machine's dense rate the
+    learner's is set beside. `rate()` is taken right before each round's PPO epochs (`time_round`), so
+    each ratio pairs the two at the same minute: a CPU's clock moves by a fifth within minutes."""
+
+    def __init__(self, side: int = MATMUL_SIDE):
+        self.side = side
+        self.args = tuple(jax.random.normal(jax.random.PRNGKey(i), (side, side), jnp.float32) for i in (0, 1))
+        self.compiled, _ = _compiled(jnp.matmul, *self.args)
+
+    def rate(self, calls: int = 3) -> float:
+        """GFLOP/s now: 2 side^3 FLOPs over the median of `calls` runs after a warm-up."""
+        return 2 * self.side**3 / median_run(self.compiled, self.args, calls) / 1e9
 
 
 def median_run(compiled: Any, args: tuple, repeats: int) -> float:
@@ -57,27 +62,6 @@ def median_run(compiled: Any, args: tuple, repeats: int) -> float:
         jax.block_until_ready(compiled(*args))
         times.append(time.perf_counter() - start)
     return statistics.median(times)
-
-
-def camera_summary(config: Any, traj: Any, actor_params: dict) -> dict[str, Any] | str:
-    """The actor's camera as the rollout stores it (shape, dtype in the buffer) and the features its
-    convolutions hand the first dense layer (`actor_params` of one seed); "none" for an env without
-    `obs["visual"]`."""
-    if "visual" not in traj.obs:
-        return "none"
-    # imported when run, not at the top: keeps the command's start (--help, argument errors) fast
-    from baselines.core.networks import ENCODER
-
-    shape = tuple(int(d) for d in traj.obs["visual"].shape[-3:])
-    dense = actor_params["params"][ENCODER]["Dense_0"]["kernel"].shape[-2]  # the flattened convs' features
-    return {
-        "shape": list(shape),
-        "buffer_dtype": str(traj.obs["visual"].dtype),
-        "visual_encoder": config.visual_encoder,
-        "cnn_channels": list(config.cnn_channels),
-        "features": int(dense),
-        "shared_encoder": config.shared_encoder,
-    }
 
 
 class UpdateProfile:
@@ -199,9 +183,12 @@ class UpdateProfile:
         self.actor_params = jax.tree.map(lambda x: x[0], state.params["actor"])
         self.evaluation = self._evaluation() if evaluate else None
 
-    def time_round(self) -> None:
-        """Time every piece once (each already warmed up), and the evaluation, into `times`."""
+    def time_round(self, matmul: MatmulReference) -> None:
+        """Time every piece once (each already warmed up), and the evaluation, into `times`; the matmul's
+        rate right before the PPO epochs into `times["matmul_gflops_per_s"]`."""
         for name, (compiled, args) in self.pieces.items():
+            if name == "ppo_epochs":
+                self.times.setdefault("matmul_gflops_per_s", []).append(matmul.rate())
             start = time.perf_counter()
             jax.block_until_ready(compiled(*args))
             self.times.setdefault(name, []).append(time.perf_counter() - start)
@@ -254,7 +241,8 @@ class UpdateProfile:
         """The medians, shares and rates (`run_config`: the config as a run uses it, for how often it
         evaluates and how many updates it runs)."""
         config, train = self.config, self.train
-        median = {name: statistics.median(times) for name, times in self.times.items()}
+        times = self.times
+        median = {name: statistics.median(values) for name, values in times.items()}
         update_s = median["update"] / config.chunk_updates
         pieces_s = sum(median[name] for name in PIECES)
         agent_steps = config.steps_per_update * config.num_seeds * train.env.num_agents
@@ -290,6 +278,11 @@ class UpdateProfile:
                 "flops_per_update": self.learner_flops,
                 "gflops_per_s": self.learner_flops / median["ppo_epochs"] / 1e9,
                 "flops_per_agent_step": self.learner_flops / agent_steps,
+                # per round: the learner's rate over the matmul's taken just before it; their median
+                "of_matmul_all": [
+                    self.learner_flops / seconds / 1e9 / matmul
+                    for seconds, matmul in zip(times["ppo_epochs"], times["matmul_gflops_per_s"], strict=True)
+                ],
             },
         }
         if self.evaluation is not None:
@@ -313,7 +306,8 @@ def train_profile(
     """Profile one update of the config (with `overrides`), and of each of `variants` (more overrides on
     top), in this process: each piece compiled apart and timed after a warm-up, `repeats` rounds
     interleaved over the variants (so each ratio is taken on the same machine state), the whole update
-    as a chunk of `num_updates`; the learner's GFLOP/s beside a float32 2,048^2 matmul's."""
+    as a chunk of `num_updates`; the learner's GFLOP/s beside a float32 2,048^2 matmul's taken right before
+    its PPO epochs in each round (`MatmulReference`)."""
     # imported when run, not at the top: keeps the command's start (--help, argument errors) fast
     from baselines.config import load_config
 
@@ -323,15 +317,16 @@ def train_profile(
         run_configs.append(load_config(config_path, [*overrides, *extra]))
         config = load_config(config_path, [*overrides, *extra, f"chunk_updates={int(num_updates)}"])
         profiles.append(UpdateProfile(config, evaluate))
-    matmul = matmul_gflops()
+    matmul = MatmulReference()
     for _ in range(repeats):
         for profile in profiles:
-            profile.time_round()
+            profile.time_round(matmul)
     results = []
     for extra, profile, run_config in zip(variants, profiles, run_configs, strict=True):
         summary = {"overrides": extra, **profile.summary(run_config)}
-        summary["learner"]["of_matmul"] = summary["learner"]["gflops_per_s"] / matmul["gflops_per_s"]
+        summary["learner"]["of_matmul"] = statistics.median(summary["learner"]["of_matmul_all"])
         results.append(summary)
+    rates = [rate for profile in profiles for rate in profile.times["matmul_gflops_per_s"]]
     first = results[0]
     for summary in results:
         summary["ratio_to_first"] = {
@@ -345,6 +340,6 @@ def train_profile(
         "backend": jax.default_backend(),
         "device": jax.devices()[0].device_kind,
         "jax_version": jax.__version__,
-        "matmul": matmul,
+        "matmul": {"side": matmul.side, "gflops_per_s": statistics.median(rates), "all": rates},
         "variants": results,
     }

@@ -1,5 +1,6 @@
 """The profile of `hivex bench --train CONFIG --profile` (`baselines.cli.profile.train_profile`) as a text
-table: one row per piece of an update, then the evaluation, host time and the learner's GFLOP/s."""
+table: one row per piece of an update, then the evaluation, host time and the learner's GFLOP/s; and what
+the camera row says (`camera_summary`)."""
 
 from __future__ import annotations
 
@@ -73,7 +74,8 @@ def profile_table(profile: dict[str, Any]) -> str:
     row("  image features into the dense layer", [_camera_features(v["camera"]) for v in variants])
     matmul = profile["matmul"]
     lines.append(
-        f"float32 {matmul['side']:,}^2 matmul: {matmul['gflops_per_s']:.3g} GFLOP/s; "
+        f"float32 {matmul['side']:,}^2 matmul: {matmul['gflops_per_s']:.3g} GFLOP/s "
+        f"({min(matmul['all']):.3g}-{max(matmul['all']):.3g}, one before each PPO epochs); "
         f"{profile['device']} ({profile['backend']}), jax {profile['jax_version']}, "
         f"median of {profile['repeats']} rounds"
     )
@@ -92,6 +94,27 @@ def learner_cell(value: float, spec: str = ".3g") -> str:
 
 def _count(n: int, thing: str) -> str:
     return f"{n} {thing}" + ("" if n == 1 else "s")
+
+
+def camera_summary(config: Any, traj: Any, actor_params: dict) -> dict[str, Any] | str:
+    """The actor's camera as the rollout stores it (shape, dtype in the buffer) and the features its
+    convolutions hand the first dense layer (`actor_params` of one seed); "none" for an env without
+    `obs["visual"]`."""
+    if "visual" not in traj.obs:
+        return "none"
+    # imported when run, not at the top: keeps the command's start (--help, argument errors) fast
+    from baselines.core.networks import ENCODER
+
+    shape = tuple(int(d) for d in traj.obs["visual"].shape[-3:])
+    dense = actor_params["params"][ENCODER]["Dense_0"]["kernel"].shape[-2]  # the flattened convs' features
+    return {
+        "shape": list(shape),
+        "buffer_dtype": str(traj.obs["visual"].dtype),
+        "visual_encoder": config.visual_encoder,
+        "cnn_channels": list(config.cnn_channels),
+        "features": int(dense),
+        "shared_encoder": config.shared_encoder,
+    }
 
 
 def camera_text(camera: Any) -> str:

@@ -4,6 +4,7 @@ wall-clock thresholds."""
 
 import json
 import math
+import statistics
 from pathlib import Path
 
 import jax.numpy as jnp
@@ -11,8 +12,14 @@ import pytest
 from trainer_fake_env import TINY_CONFIG
 
 from baselines.cli.commands import bench_train
-from baselines.cli.profile import PIECES, camera_summary, train_profile
-from baselines.cli.profile_report import NO_FLOP_COUNT, camera_text, learner_cell, profile_table
+from baselines.cli.profile import PIECES, train_profile
+from baselines.cli.profile_report import (
+    NO_FLOP_COUNT,
+    camera_summary,
+    camera_text,
+    learner_cell,
+    profile_table,
+)
 from baselines.core.ppo import Transition
 from hivex_jax.core.errors import UserError
 
@@ -42,7 +49,9 @@ def two_variants() -> dict:
 
 def test_the_profile_splits_an_update_into_its_pieces(profile):
     assert profile["repeats"] == 2 and profile["num_updates"] == 2 and profile["matmul"]["side"] == 2048
-    assert profile["matmul"]["gflops_per_s"] > 0
+    # one matmul rate per round and variant, taken right before that round's PPO epochs
+    matmul = profile["matmul"]
+    assert len(matmul["all"]) == 2 and matmul["gflops_per_s"] == statistics.median(matmul["all"]) > 0
     (first,) = profile["variants"]
     assert first["overrides"] == []
     for variant in profile["variants"]:
@@ -68,7 +77,11 @@ def test_the_profile_splits_an_update_into_its_pieces(profile):
         assert math.isclose(
             learner["gflops_per_s"], learner["flops_per_update"] / pieces["ppo_epochs"]["seconds"] / 1e9
         )
-        assert math.isclose(learner["of_matmul"], learner["gflops_per_s"] / profile["matmul"]["gflops_per_s"])
+        # each round's learner rate over the matmul's of the same round; the median of the rounds
+        paired = zip(pieces["ppo_epochs"]["all"], matmul["all"], strict=True)
+        ratios = [learner["flops_per_update"] / s / 1e9 / rate for s, rate in paired]
+        assert learner["of_matmul_all"] == pytest.approx(ratios)
+        assert learner["of_matmul"] == statistics.median(learner["of_matmul_all"])
     assert first["camera"] == {
         "shape": [8, 8, 1],
         "buffer_dtype": "uint8",
@@ -98,6 +111,9 @@ def test_variants_are_profiled_side_by_side(two_variants):
     assert first["overrides"] == [] and shared["overrides"] == ["shared_encoder=true"]
     assert shared["camera"]["shared_encoder"] is True and "evaluation" not in shared
     assert shared["learner"]["flops_per_update"] < first["learner"]["flops_per_update"]
+    # each variant's ratio over the matmul rate taken right before its own PPO epochs
+    assert len(two_variants["matmul"]["all"]) == 2
+    assert all(len(v["learner"]["of_matmul_all"]) == 1 for v in (first, shared))
     ratio = shared["pieces"]["ppo_epochs"]["seconds"] / first["pieces"]["ppo_epochs"]["seconds"]
     assert shared["ratio_to_first"]["ppo_epochs"] == ratio and first["ratio_to_first"]["update"] == 1.0
     lines = profile_table(two_variants).splitlines()
@@ -173,6 +189,22 @@ def test_the_profile_options_need_train(capsys):
         "visual_encoder=hivex_simple convolves obs['visual'], but WindFarmControl-v0"
         in capsys.readouterr().err
     )
+
+
+def test_a_profile_is_written_under_its_configs_name():
+    """`--profile` runs no env sweep, so its default file is named after the config, not the default
+    `--env` (an AWS profile was written over `bench_results/WindFarmControl-v0.json`)."""
+    from argparse import Namespace
+
+    from hivex_jax.bench import output_path
+
+    args = Namespace(json=None, train="configs/ippo_aerial_wildfire_suppression.yaml", profile=True)
+    args.env = "WindFarmControl-v0"
+    assert output_path(args) == Path("bench_results/ippo_aerial_wildfire_suppression_profile.json")
+    assert output_path(Namespace(**{**vars(args), "profile": False})) == Path(
+        "bench_results/WindFarmControl-v0.json"
+    )
+    assert output_path(Namespace(**{**vars(args), "json": "out/p.json"})) == Path("out/p.json")
 
 
 @pytest.mark.slow  # a Wind Farm Control update's programs and a held-out episode (~40 s)
