@@ -6,7 +6,9 @@ CPU backend runs a convolution's gradient about 10x slower inside the trainer's 
 one, while matmuls keep their speed): `conv_with_patch_gradient`. The 3 x 3 / 2 SAME layers (`StridedConv`)
 take the slices and the matmul for both: XLA's CPU convolution of a few input channels (Ocean Plastic
 Collection's 2 and 8) runs far below the matmul rate (its rollout's inference 0.50x with the patches).
-XLA's own convolution elsewhere. Parameters as `nn.Conv`'s."""
+XLA's own convolution elsewhere. Parameters as `nn.Conv`'s. `hivex_simple`'s callers convolve only the
+pixels its layers read (`trimmed_to_read`); its patch matmuls take their kernel gradient by rows
+(`patch_product`)."""
 
 from __future__ import annotations
 
