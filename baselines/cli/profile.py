@@ -41,7 +41,7 @@ def _flops(compiled: Any) -> float:
 class MatmulReference:
     """A float32 `side x side` matmul on the default device, compiled once: the machine's dense rate the
     learner's is set beside. `rate()` is taken right before each round's PPO epochs (`time_round`), so
-    each ratio pairs the two at the same minute: a CPU's clock moves by a fifth within minutes."""
+    each ratio pairs the two at the same minute (a shared CPU's rate moved by a third within an hour)."""
 
     def __init__(self, side: int = MATMUL_SIDE):
         self.side = side
